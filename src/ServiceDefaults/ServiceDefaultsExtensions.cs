@@ -1,0 +1,50 @@
+using System.Text.Json.Serialization;
+using DroneDelivery.ServiceDefaults.Health;
+using DroneDelivery.ServiceDefaults.Hosting;
+using DroneDelivery.ServiceDefaults.Http;
+using DroneDelivery.ServiceDefaults.Settings;
+using DroneDelivery.ServiceDefaults.Telemetry;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Options;
+
+namespace DroneDelivery.ServiceDefaults;
+
+/// <summary>The one call every service makes for its cross-cutting wiring.</summary>
+public static class ServiceDefaultsExtensions
+{
+    /// <summary>
+    /// OpenTelemetry traces, metrics and logs (Prometheus scrape endpoint; OTLP when
+    /// OTEL_EXPORTER_OTLP_ENDPOINT is set; Application Insights when
+    /// APPLICATIONINSIGHTS_CONNECTION_STRING is set), health checks, problem details, request limits,
+    /// validated settings, and pooled, resilient HttpClients.
+    /// </summary>
+    /// <param name="serviceName">The service's name in telemetry, e.g. <c>gateway</c>.</param>
+    public static WebApplicationBuilder AddServiceDefaults(this WebApplicationBuilder builder, string serviceName)
+    {
+        builder.AddTelemetry(serviceName);
+        builder.AddHttpClientDefaults();
+        builder.Services.AddHealthChecks().AddCheck("self", () => HealthCheckResult.Healthy(), [HealthTags.Live]);
+        builder.Services.AddProblemDetailsDefaults();
+        builder.AddSettings<HostingSettings>("Hosting");
+        builder.Services
+            .AddOptions<KestrelServerOptions>()
+            .Configure<IOptions<HostingSettings>>((kestrel, hosting) => kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize);
+        builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
+        return builder;
+    }
+
+    /// <summary>Error handling, <c>/health/live</c>, <c>/health/ready</c> and <c>/metrics</c>.</summary>
+    public static WebApplication MapDefaultEndpoints(this WebApplication app)
+    {
+        app.UseExceptionHandler();
+        app.UseStatusCodePages();
+        app.MapHealthEndpoints();
+        app.MapGet("/metrics", (PrometheusExporter exporter) => Results.Text(exporter.Scrape(), PrometheusExporter.ContentType))
+            .ExcludeFromDescription();
+        return app;
+    }
+}
