@@ -40,6 +40,7 @@ public static class ServiceDefaultsExtensions
     /// <summary>Error handling, <c>/health/live</c>, <c>/health/ready</c> and <c>/metrics</c>.</summary>
     public static WebApplication MapDefaultEndpoints(this WebApplication app)
     {
+        app.UseRequestActivityEnricher();
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.MapHealthEndpoints();

@@ -11,8 +11,11 @@ namespace DroneDelivery.ServiceDefaults.Telemetry;
 /// computes rates itself. Naming follows the OpenTelemetry-to-Prometheus conventions: dots become
 /// underscores, the unit is appended (<c>s</c> → <c>_seconds</c>, <c>By</c> → <c>_bytes</c>), monotonic
 /// sums get <c>_total</c>, histograms expand to <c>_bucket</c>/<c>_sum</c>/<c>_count</c>.
-/// </summary>
-[ExportModes(ExportModes.Pull)]
+/// <remarks>
+/// The SDK only lets its own Prometheus exporter collect in pull mode, so this one is an ordinary
+/// (push-capable) exporter whose reader is never scheduled: it exports only when a scrape calls
+/// <see cref="MetricReader.Collect"/>, and ignores flushes that happen outside a scrape.
+/// </remarks>
 public sealed class PrometheusExporter : BaseExporter<Metric>
 {
     /// <summary>The content type Prometheus expects for the text format.</summary>
@@ -20,6 +23,7 @@ public sealed class PrometheusExporter : BaseExporter<Metric>
 
     private readonly Lock _scrapeLock = new();
     private readonly StringBuilder _text = new();
+    private bool _scraping;
 
     public PrometheusExporter()
     {
@@ -38,13 +42,27 @@ public sealed class PrometheusExporter : BaseExporter<Metric>
         lock (_scrapeLock)
         {
             _text.Clear();
-            Reader.Collect();
+            _scraping = true;
+            try
+            {
+                Reader.Collect();
+            }
+            finally
+            {
+                _scraping = false;
+            }
+
             return _text.ToString();
         }
     }
 
     public override ExportResult Export(in Batch<Metric> batch)
     {
+        if (!_scraping)
+        {
+            return ExportResult.Success;
+        }
+
         foreach (var metric in batch)
         {
             Write(metric);

@@ -74,8 +74,8 @@ internal static class TelemetryExtensions
         otel.WithTracing(tracing =>
         {
             tracing
-                .SetSampler(services => new ProbeFilteringSampler(new ParentBasedSampler(new TraceIdRatioBasedSampler(
-                    services.GetRequiredService<IOptions<TelemetrySettings>>().Value.TraceSamplingRatio))))
+                .SetSampler(services => new ParentBasedSampler(new TraceIdRatioBasedSampler(
+                    services.GetRequiredService<IOptions<TelemetrySettings>>().Value.TraceSamplingRatio)))
                 .AddSource([.. TelemetrySources.FrameworkActivitySources, TelemetrySources.OwnPrefix]);
             if (appInsights is not null)
             {
@@ -146,26 +146,5 @@ internal static class TelemetryExtensions
     private sealed class ServiceCollectionOpenTelemetryBuilder(IServiceCollection services) : IOpenTelemetryBuilder
     {
         public IServiceCollection Services { get; } = services;
-    }
-
-    /// <summary>Drops traces of health probes and metric scrapes, which would otherwise dominate a quiet service.</summary>
-    private sealed class ProbeFilteringSampler(Sampler inner) : Sampler
-    {
-        public override SamplingResult ShouldSample(in SamplingParameters samplingParameters)
-        {
-            if (samplingParameters.Kind == ActivityKind.Server && samplingParameters.Tags is { } tags)
-            {
-                foreach (var (key, value) in tags)
-                {
-                    if (key == "url.path" && value is string path &&
-                        (path.StartsWith("/health", StringComparison.Ordinal) || path.StartsWith("/metrics", StringComparison.Ordinal)))
-                    {
-                        return new SamplingResult(SamplingDecision.Drop);
-                    }
-                }
-            }
-
-            return inner.ShouldSample(samplingParameters);
-        }
     }
 }
