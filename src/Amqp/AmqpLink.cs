@@ -49,6 +49,8 @@ public abstract class AmqpLink
 
     public bool IsClosed { get; private set; }
 
+    internal bool DetachSent => _detachSent;
+
     public Error? Error { get; private set; }
 
     /// <summary>Application state (e.g. which broker entity the link serves).</summary>
@@ -736,8 +738,14 @@ public sealed class ReceiverLink : AmqpLink
     internal void OnTransfer(Transfer transfer, ReadOnlySpan<byte> payload)
     {
         IncomingDelivery? complete = null;
+        Error? oversized = null;
         lock (Sync)
         {
+            if (IsClosed || DetachSent)
+            {
+                return; // frames in flight after this side detached
+            }
+
             if (transfer.Aborted)
             {
                 _partialPayload?.Dispose();
@@ -776,13 +784,14 @@ public sealed class ReceiverLink : AmqpLink
                 var limit = LocalOptions?.MaxMessageSize;
                 if (limit is > 0 && (ulong)_partialPayload.Length > limit)
                 {
+                    // Only this link pays for an oversized message: it is detached, the connection stays up.
                     _partialPayload.Dispose();
                     _partialPayload = null;
                     _partialFirst = null;
-                    throw new AmqpException(ErrorCondition.MessageSizeExceeded, $"A message on link '{Name}' exceeds {limit} bytes.");
+                    oversized = new Error { Condition = ErrorCondition.MessageSizeExceeded, Description = $"A message on link '{Name}' exceeds {limit} bytes." };
                 }
 
-                if (!transfer.More)
+                else if (!transfer.More)
                 {
                     complete = CreateDelivery(_partialFirst, _partialPayload.ToArray(), transfer.Settled);
                     _partialPayload.Dispose();
@@ -793,6 +802,11 @@ public sealed class ReceiverLink : AmqpLink
 
             if (complete is null)
             {
+                if (oversized is not null)
+                {
+                    _ = CloseAsync(oversized);
+                }
+
                 return;
             }
 

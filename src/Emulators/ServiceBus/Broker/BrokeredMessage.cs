@@ -1,0 +1,112 @@
+using DroneDelivery.Amqp.Codec;
+using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.ServiceBus.Primitives;
+
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
+
+internal enum BrokeredMessageState
+{
+    Available,
+    Locked,
+    Deferred,
+}
+
+/// <summary>A message held by a queue, with the broker's bookkeeping (sequence number, lock, delivery count).</summary>
+internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, DateTime enqueuedTime, DateTime expiresAt)
+{
+    public AmqpMessage Message { get; } = message;
+
+    public long SequenceNumber { get; } = sequenceNumber;
+
+    public DateTime EnqueuedTime { get; } = enqueuedTime;
+
+    public DateTime ExpiresAt { get; } = expiresAt;
+
+    /// <summary>Delivery attempts so far (each lock acquisition counts; a release gives one back).</summary>
+    public int DeliveryCount { get; set; }
+
+    public BrokeredMessageState State { get; set; }
+
+    public Guid LockToken { get; set; }
+
+    public DateTime LockedUntil { get; set; }
+
+    public string? DeadLetterSource { get; set; }
+
+    /// <summary>Encodes the message as delivered: header with prior attempts, Service Bus annotations, original sections.</summary>
+    public byte[] Encode(uint headerDeliveryCount, DateTime? lockedUntil)
+    {
+        var annotations = new Dictionary<object, object?>();
+        if (Message.MessageAnnotations is { } original)
+        {
+            foreach (var (key, value) in original)
+            {
+                annotations[key] = value;
+            }
+        }
+
+        annotations[ServiceBusAmqpNames.SequenceNumber] = SequenceNumber;
+        annotations[ServiceBusAmqpNames.EnqueuedTime] = EnqueuedTime;
+        annotations[ServiceBusAmqpNames.EnqueueSequenceNumber] = SequenceNumber;
+        if (lockedUntil is { } until)
+        {
+            annotations[ServiceBusAmqpNames.LockedUntil] = until;
+        }
+        else
+        {
+            annotations.Remove(ServiceBusAmqpNames.LockedUntil);
+        }
+
+        if (State == BrokeredMessageState.Deferred)
+        {
+            annotations[ServiceBusAmqpNames.MessageState] = 1;
+        }
+
+        if (DeadLetterSource is not null)
+        {
+            annotations[ServiceBusAmqpNames.DeadLetterSource] = DeadLetterSource;
+        }
+
+        var header = Message.Header;
+        var delivered = new AmqpMessage
+        {
+            Header = new MessageHeader
+            {
+                Durable = header?.Durable ?? false,
+                Priority = header?.Priority,
+                Ttl = header?.Ttl,
+                FirstAcquirer = header?.FirstAcquirer ?? false,
+                DeliveryCount = headerDeliveryCount,
+            },
+            MessageAnnotations = annotations,
+            Properties = Message.Properties,
+            ApplicationProperties = Message.ApplicationProperties,
+            Body = Message.Body,
+            Footer = Message.Footer,
+        };
+        using var buffer = new ByteBuffer(512);
+        delivered.Encode(buffer);
+        return buffer.ToArray();
+    }
+
+    /// <summary>Applies properties-to-modify (abandon, defer, dead-letter) as application properties, as Service Bus does.</summary>
+    public void ApplyProperties(IReadOnlyDictionary<object, object?>? properties)
+    {
+        if (properties is null || properties.Count == 0)
+        {
+            return;
+        }
+
+        var target = Message.EnsureApplicationProperties();
+        foreach (var (key, value) in properties)
+        {
+            var name = key switch
+            {
+                string s => s,
+                AmqpSymbol symbol => symbol.Value,
+                _ => key.ToString() ?? string.Empty,
+            };
+            target[name] = value;
+        }
+    }
+}

@@ -1,0 +1,233 @@
+using DroneDelivery.Amqp;
+using DroneDelivery.Amqp.Codec;
+using DroneDelivery.Amqp.Framing;
+using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.ServiceBus.Primitives;
+
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
+
+/// <summary>Routes links the clients attach: <c>$cbs</c>, <c>&lt;entity&gt;/$management</c>, queues and dead-letter queues.</summary>
+internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) : IAmqpLinkHandler
+{
+    private const uint SenderCredit = 1000;
+
+    public void OnAttach(AmqpLink link)
+    {
+        var attach = link.RemoteAttach!;
+        var address = link.Role == LinkRole.Receiver ? attach.Target?.Address : attach.Source?.Address;
+        if (address is null)
+        {
+            link.Reject(new Error { Condition = ErrorCondition.InvalidField, Description = "The link has no address." });
+            return;
+        }
+
+        var path = CbsNode.PathOf(address);
+        if (path == ServiceBusAmqpNames.CbsNode)
+        {
+            AttachNode(link, ServiceBusAmqpNames.CbsNode, (delivery) => ns.Cbs.OnRequest(delivery, state));
+            return;
+        }
+
+        if (path.EndsWith(ServiceBusAmqpNames.ManagementNodeSuffix, StringComparison.OrdinalIgnoreCase))
+        {
+            var entityPath = path[..^ServiceBusAmqpNames.ManagementNodeSuffix.Length];
+            if (Resolve(link, entityPath) is not { } managed)
+            {
+                return;
+            }
+
+            var node = ns.Management(managed);
+            AttachNode(link, node.Address, delivery => node.OnRequest(delivery, state));
+            return;
+        }
+
+        if (Resolve(link, path) is not { } entity)
+        {
+            return;
+        }
+
+        if (link is ReceiverLink receiver)
+        {
+            if (entity.IsDeadLetterQueue)
+            {
+                link.Reject(new Error { Condition = ErrorCondition.NotAllowed, Description = "Messages cannot be sent to a dead-letter queue." });
+                return;
+            }
+
+            AcceptSender(receiver, entity);
+            return;
+        }
+
+        if (attach.Source?.Filter is { Count: > 0 } filter && filter.Keys.Any(k => k.ToString() == "com.microsoft:session-filter"))
+        {
+            link.Reject(new Error { Condition = ErrorCondition.NotImplemented, Description = "Sessions are not supported by the emulator." });
+            return;
+        }
+
+        entity.AddConsumer((SenderLink)link, receiveAndDelete: attach.SenderSettleMode == SenderSettleMode.Settled);
+    }
+
+    private QueueEntity? Resolve(AmqpLink link, string path)
+    {
+        var entity = ns.Find(path);
+        if (entity is null)
+        {
+            link.Reject(new Error
+            {
+                Condition = ErrorCondition.NotFound,
+                Description = $"The messaging entity 'sb://{ns.Name}/{path}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.",
+            });
+            return null;
+        }
+
+        if (!state.IsAuthorised(entity.Path, DateTimeOffset.UtcNow))
+        {
+            link.Reject(new Error
+            {
+                Condition = ErrorCondition.UnauthorizedAccess,
+                Description = $"Unauthorized access to '{entity.Path}': put a valid token on $cbs first.",
+            });
+            return null;
+        }
+
+        return entity;
+    }
+
+    private void AttachNode(AmqpLink link, string node, Action<IncomingDelivery> onRequest)
+    {
+        if (link is ReceiverLink requests)
+        {
+            requests.OnMessage = (l, delivery) =>
+            {
+                onRequest(delivery);
+                if (l.Credit < SenderCredit / 2)
+                {
+                    l.SetCredit(SenderCredit);
+                }
+            };
+            requests.Accept();
+            requests.SetCredit(SenderCredit);
+            return;
+        }
+
+        var reply = new ReplyLink((SenderLink)link, node);
+        state.AddReplyLink(reply);
+        link.Accept();
+    }
+
+    private void AcceptSender(ReceiverLink link, QueueEntity entity)
+    {
+        link.OnMessage = (l, delivery) =>
+        {
+            if (ns.Settings.SendLatency > TimeSpan.Zero)
+            {
+                _ = Task.Delay(ns.Settings.SendLatency).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
+            }
+            else
+            {
+                Store(l, delivery, entity);
+            }
+
+            if (l.Credit < SenderCredit / 2 && !l.IsClosed)
+            {
+                l.SetCredit(SenderCredit);
+            }
+        };
+        link.Accept(maxMessageSize: (ulong)ns.Settings.MaxMessageSizeBytes);
+        link.SetCredit(SenderCredit);
+    }
+
+    /// <summary>Stores a sent message (or each message of a batch) and answers with the outcome.</summary>
+    private static void Store(ReceiverLink link, IncomingDelivery delivery, QueueEntity entity)
+    {
+        DeliveryState outcome;
+        try
+        {
+            outcome = StoreCore(delivery, entity);
+        }
+        catch (AmqpDecodeException e)
+        {
+            outcome = new Rejected { Error = new Error { Condition = ErrorCondition.DecodeError, Description = "The message could not be decoded: " + e.Message } };
+        }
+
+        if (!delivery.RemoteSettled && !link.IsClosed)
+        {
+            link.Settle(delivery, outcome);
+        }
+    }
+
+    private static DeliveryState StoreCore(IncomingDelivery delivery, QueueEntity entity)
+    {
+        var limit = entity.Settings.MaxMessageSizeBytes;
+        if (delivery.Payload.Length > limit)
+        {
+            return SizeExceeded(delivery.Payload.Length, limit);
+        }
+
+        var now = DateTime.UtcNow;
+        if (delivery.MessageFormat == ServiceBusAmqpNames.BatchMessageFormat)
+        {
+            // A batch: each data section of the envelope is one complete encoded message.
+            var envelope = delivery.Message;
+            if (envelope.Body is not DataBody data)
+            {
+                return new Rejected { Error = new Error { Condition = ErrorCondition.DecodeError, Description = "A batch must carry its messages as data sections." } };
+            }
+
+            var messages = data.Sections.Select(section => AmqpMessage.Decode(section.Span)).ToList();
+            foreach (var message in messages)
+            {
+                entity.Enqueue(message, now);
+            }
+
+            return Accepted.Instance;
+        }
+
+        entity.Enqueue(delivery.Message, now);
+        return Accepted.Instance;
+    }
+
+    private static Rejected SizeExceeded(long size, long limit) => new()
+    {
+        Error = new Error { Condition = ErrorCondition.MessageSizeExceeded, Description = $"The message of {size} bytes exceeds the limit of {limit} bytes." },
+    };
+}
+
+/// <summary>The emulated namespace: its queues, dead-letter queues and nodes.</summary>
+internal sealed class Namespace
+{
+    private readonly Dictionary<string, QueueEntity> _entities = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<QueueEntity, ManagementNode> _management = [];
+
+    public Namespace(ServiceBusEmulatorOptions options)
+    {
+        Name = options.NamespaceName;
+        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes);
+        Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey);
+        foreach (var queue in options.Queues)
+        {
+            var metrics = new Metrics.QueueMetrics();
+            var dlq = new QueueEntity(queue, Settings, metrics, deadLetterQueue: null);
+            var main = new QueueEntity(queue, Settings, metrics, dlq);
+            _entities[main.Path] = main;
+            _entities[dlq.Path] = dlq;
+            Queues.Add(main);
+            _management[main] = new ManagementNode(main, options.CompleteLatency);
+            _management[dlq] = new ManagementNode(dlq, options.CompleteLatency);
+        }
+    }
+
+    public string Name { get; }
+
+    public EmulatorSettings Settings { get; }
+
+    public CbsNode Cbs { get; }
+
+    public List<QueueEntity> Queues { get; } = [];
+
+    public IEnumerable<QueueEntity> AllEntities => _entities.Values;
+
+    public QueueEntity? Find(string path) => _entities.GetValueOrDefault(path.Trim('/'));
+
+    public ManagementNode Management(QueueEntity entity) => _management[entity];
+}

@@ -1,0 +1,159 @@
+using DroneDelivery.Amqp;
+using DroneDelivery.Amqp.Codec;
+using DroneDelivery.Amqp.Framing;
+using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.ServiceBus.Primitives;
+
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
+
+/// <summary>
+/// An entity's <c>$management</c> node: renew-lock, peek, update-disposition and receive-by-sequence-number,
+/// answered with <c>statusCode</c> (int), <c>statusDescription</c> and, on errors, <c>errorCondition</c> (symbol).
+/// </summary>
+internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency)
+{
+    public string Address => entity.Path + ServiceBusAmqpNames.ManagementNodeSuffix;
+
+    public void OnRequest(IncomingDelivery delivery, ConnectionState state)
+    {
+        delivery.SettleRequest();
+        AmqpMessage request;
+        try
+        {
+            request = delivery.Message;
+        }
+        catch (AmqpDecodeException)
+        {
+            return;
+        }
+
+        var operation = request.ApplicationProperties.Text(ServiceBusAmqpNames.ManagementOperationKey);
+        var body = (request.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
+        if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && completeLatency > TimeSpan.Zero)
+        {
+            _ = Task.Delay(completeLatency).ContinueWith(_ => Reply(request, state, Handle(operation, body)), TaskScheduler.Default);
+            return;
+        }
+
+        Reply(request, state, Handle(operation, body));
+    }
+
+    private void Reply(AmqpMessage request, ConnectionState state, Result result)
+    {
+        var properties = new Dictionary<string, object?>
+        {
+            [ServiceBusAmqpNames.ManagementStatusCodeKey] = result.Status,
+            [ServiceBusAmqpNames.ManagementStatusDescriptionKey] = result.Description,
+        };
+        if (result.Condition is { } condition)
+        {
+            properties[ServiceBusAmqpNames.ManagementErrorConditionKey] = condition;
+        }
+
+        state.FindReplyLink(request.Properties?.ReplyTo, Address)?.Send(Responses.For(request, properties, result.Body));
+    }
+
+    private Result Handle(string? operation, Dictionary<object, object?> body)
+    {
+        try
+        {
+            return operation switch
+            {
+                ServiceBusAmqpNames.RenewLockOperation => RenewLock(body),
+                ServiceBusAmqpNames.PeekMessageOperation => Peek(body),
+                ServiceBusAmqpNames.UpdateDispositionOperation => UpdateDisposition(body),
+                ServiceBusAmqpNames.ReceiveBySequenceNumberOperation => ReceiveBySequenceNumber(body),
+                _ => new Result(501, $"The operation '{operation}' is not supported by the emulator.", ErrorCondition.NotImplemented),
+            };
+        }
+        catch (Exception e) when (e is InvalidCastException or FormatException or ArgumentException or OverflowException)
+        {
+            return new Result(400, $"Malformed '{operation}' request: {e.Message}", ServiceBusAmqpNames.ArgumentError);
+        }
+    }
+
+    private Result RenewLock(Dictionary<object, object?> body)
+    {
+        var tokens = LockTokens(body);
+        var expirations = entity.RenewLocks(tokens);
+        return expirations is null
+            ? LockLost()
+            : new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.ExpirationsKey] = expirations });
+    }
+
+    private Result Peek(Dictionary<object, object?> body)
+    {
+        var from = Convert.ToInt64(body.Entry(ServiceBusAmqpNames.FromSequenceNumberKey) ?? 1L, System.Globalization.CultureInfo.InvariantCulture);
+        var count = Convert.ToInt32(body.Entry(ServiceBusAmqpNames.MessageCountKey) ?? 1, System.Globalization.CultureInfo.InvariantCulture);
+        var messages = entity.Peek(from, count);
+        if (messages.Count == 0)
+        {
+            return new Result(204, "No messages to peek.", ServiceBusAmqpNames.MessageNotFoundError);
+        }
+
+        var list = messages.Select(m => (object?)new Dictionary<object, object?> { [ServiceBusAmqpNames.MessageKey] = m }).ToList();
+        return new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.MessagesKey] = list });
+    }
+
+    private Result UpdateDisposition(Dictionary<object, object?> body)
+    {
+        var tokens = LockTokens(body);
+        var status = body.Entry(ServiceBusAmqpNames.DispositionStatusKey)?.ToString();
+        var properties = body.Entry(ServiceBusAmqpNames.PropertiesToModifyKey) as Dictionary<object, object?>;
+        foreach (var token in tokens)
+        {
+            var result = status switch
+            {
+                ServiceBusAmqpNames.DispositionCompleted => entity.Complete(token),
+                ServiceBusAmqpNames.DispositionAbandoned => entity.Abandon(token, properties),
+                ServiceBusAmqpNames.DispositionDeferred => entity.Defer(token, properties),
+                ServiceBusAmqpNames.DispositionSuspended => entity.DeadLetter(token,
+                    body.Entry(ServiceBusAmqpNames.DeadLetterReasonKey)?.ToString(),
+                    body.Entry(ServiceBusAmqpNames.DeadLetterDescriptionKey)?.ToString(), properties),
+                _ => throw new ArgumentException($"Unknown disposition-status '{status}'."),
+            };
+            if (result == SettleResult.LockLost)
+            {
+                return LockLost();
+            }
+        }
+
+        return new Result(200, "OK", null, new Dictionary<object, object?>());
+    }
+
+    private Result ReceiveBySequenceNumber(Dictionary<object, object?> body)
+    {
+        var sequences = body.Entry(ServiceBusAmqpNames.SequenceNumbersKey) switch
+        {
+            long[] longs => longs,
+            List<object?> values => values.Select(v => Convert.ToInt64(v, System.Globalization.CultureInfo.InvariantCulture)).ToArray(),
+            _ => throw new ArgumentException("sequence-numbers must be an array of long."),
+        };
+        var mode = Convert.ToUInt32(body.Entry(ServiceBusAmqpNames.ReceiverSettleModeKey) ?? 1u, System.Globalization.CultureInfo.InvariantCulture);
+        var received = entity.ReceiveDeferred(sequences, peekLock: mode != 0);
+        if (received is null)
+        {
+            return new Result(404, "One or more of the requested messages are not deferred messages of this entity.", ServiceBusAmqpNames.MessageNotFoundError);
+        }
+
+        var list = received.Select(r => (object?)new Dictionary<object, object?>
+        {
+            [ServiceBusAmqpNames.MessageKey] = r.Payload,
+            [ServiceBusAmqpNames.LockTokenKey] = r.Token,
+        }).ToList();
+        return new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.MessagesKey] = list });
+    }
+
+    private static Guid[] LockTokens(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.LockTokensKey) switch
+    {
+        Guid[] tokens => tokens,
+        List<object?> list => [.. list.Select(v => v is Guid g ? g : throw new ArgumentException("lock-tokens must be uuids."))],
+        _ => throw new ArgumentException("lock-tokens must be an array of uuid."),
+    };
+
+    private static Result LockLost() => new(410,
+        "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.",
+        ServiceBusAmqpNames.MessageLockLostError);
+
+    private sealed record Result(int Status, string Description, AmqpSymbol? Condition, object? Body = null);
+}

@@ -1,0 +1,709 @@
+using DroneDelivery.Amqp;
+using DroneDelivery.Amqp.Framing;
+using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.Emulators.ServiceBus.Metrics;
+using DroneDelivery.ServiceBus.Primitives;
+
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
+
+/// <summary>What a settlement did.</summary>
+internal enum SettleResult
+{
+    Done,
+    LockLost,
+}
+
+/// <summary>
+/// One queue or dead-letter sub-queue: messages in sequence order, peek-locks with expiry, delivery counts,
+/// consumers with AMQP credit. Every method takes the entity's lock; calls into links happen under it
+/// (the AMQP engine never calls back into a broker while holding a connection lock, so the order is safe).
+/// </summary>
+internal sealed class QueueEntity
+{
+    private readonly Lock _sync = new();
+    private readonly Dictionary<long, BrokeredMessage> _messages = [];
+    private readonly SortedSet<long> _sequence = [];
+    private readonly SortedSet<long> _available = [];
+    private readonly Dictionary<Guid, BrokeredMessage> _locks = [];
+    private readonly PriorityQueue<(BrokeredMessage Message, Guid Token), DateTime> _lockExpiries = new();
+    private readonly List<Consumer> _consumers = [];
+    private readonly Dictionary<string, DateTime> _recentIds = new(StringComparer.Ordinal);
+    private readonly Queue<(string Id, DateTime At)> _recentOrder = new();
+    private readonly EmulatorSettings _settings;
+    private long _nextSequence = 1;
+    private int _nextConsumer;
+
+    public QueueEntity(QueueOptions options, EmulatorSettings settings, QueueMetrics metrics, QueueEntity? deadLetterQueue)
+    {
+        Options = options;
+        _settings = settings;
+        Metrics = metrics;
+        DeadLetterQueue = deadLetterQueue;
+        Path = deadLetterQueue is null ? options.Name + ServiceBusAmqpNames.DeadLetterQueueSuffix : options.Name;
+    }
+
+    public QueueOptions Options { get; }
+
+    public EmulatorSettings Settings => _settings;
+
+    public string Path { get; }
+
+    public bool IsDeadLetterQueue => DeadLetterQueue is null;
+
+    /// <summary>The dead-letter sub-queue (null for the sub-queue itself).</summary>
+    public QueueEntity? DeadLetterQueue { get; }
+
+    public QueueMetrics Metrics { get; }
+
+    public (long Active, long Locked, long Deferred, DateTime? OldestEnqueued) Counts()
+    {
+        lock (_sync)
+        {
+            DateTime? oldest = null;
+            if (_sequence.Count > 0)
+            {
+                oldest = _messages[_sequence.Min].EnqueuedTime;
+            }
+
+            var deferred = _messages.Count - _available.Count - _locks.Count;
+            return (_messages.Count - deferred, _locks.Count, deferred, oldest);
+        }
+    }
+
+    // ---- sending ----
+
+    /// <summary>Stores a sent message; false when duplicate detection dropped it.</summary>
+    public bool Enqueue(AmqpMessage message, DateTime now)
+    {
+        lock (_sync)
+        {
+            if (Options.RequiresDuplicateDetection && message.Properties?.MessageId?.ToString() is { } id)
+            {
+                PruneRecentIds(now);
+                if (_recentIds.ContainsKey(id))
+                {
+                    return false;
+                }
+
+                _recentIds[id] = now;
+                _recentOrder.Enqueue((id, now));
+            }
+
+            var ttl = Options.DefaultMessageTimeToLive;
+            if (message.Header?.Ttl is { } own && own > 0 && TimeSpan.FromMilliseconds(own) < ttl)
+            {
+                ttl = TimeSpan.FromMilliseconds(own);
+            }
+
+            var expiresAt = ttl >= DateTime.MaxValue - now ? DateTime.MaxValue : now + ttl;
+            var brokered = new BrokeredMessage(message, _nextSequence++, now, expiresAt);
+            Add(brokered);
+            Metrics.Incoming();
+            Pump();
+            return true;
+        }
+    }
+
+    /// <summary>Takes a message moved here from its queue (dead-lettering); it keeps its sequence number.</summary>
+    public void AddDeadLettered(BrokeredMessage message)
+    {
+        lock (_sync)
+        {
+            message.State = BrokeredMessageState.Available;
+            message.LockToken = Guid.Empty;
+            Add(message);
+            Pump();
+        }
+    }
+
+    private void Add(BrokeredMessage message)
+    {
+        _messages[message.SequenceNumber] = message;
+        _sequence.Add(message.SequenceNumber);
+        _available.Add(message.SequenceNumber);
+    }
+
+    private void PruneRecentIds(DateTime now)
+    {
+        while (_recentOrder.TryPeek(out var oldest) && now - oldest.At > Options.DuplicateDetectionHistoryTimeWindow)
+        {
+            _recentOrder.Dequeue();
+            if (_recentIds.TryGetValue(oldest.Id, out var at) && at == oldest.At)
+            {
+                _recentIds.Remove(oldest.Id);
+            }
+        }
+    }
+
+    // ---- consumers ----
+
+    public void AddConsumer(SenderLink link, bool receiveAndDelete)
+    {
+        var consumer = new Consumer(link, receiveAndDelete);
+        link.Context = consumer;
+        link.FlowReceived += OnFlow;
+        link.DeliveryUpdated += OnDeliveryUpdated;
+        link.Closed += (l, _) =>
+        {
+            lock (_sync)
+            {
+                _consumers.Remove(consumer);
+            }
+        };
+        lock (_sync)
+        {
+            _consumers.Add(consumer);
+        }
+
+        link.Accept();
+    }
+
+    private void OnFlow(SenderLink link)
+    {
+        var consumer = (Consumer)link.Context!;
+        lock (_sync)
+        {
+            Pump();
+        }
+
+        if (!link.DrainRequested)
+        {
+            return;
+        }
+
+        if (_settings.ReceiveLatency <= TimeSpan.Zero || consumer.Reserved == 0)
+        {
+            link.CompleteDrain();
+            return;
+        }
+
+        // Let deliveries already on their way go out before giving back the rest of the credit.
+        _ = Task.Delay(_settings.ReceiveLatency).ContinueWith(_ => link.CompleteDrain(), TaskScheduler.Default);
+    }
+
+    /// <summary>Hands available messages to consumers with credit, round robin. Caller holds the lock.</summary>
+    private void Pump()
+    {
+        while (_available.Count > 0 && _consumers.Count > 0)
+        {
+            var consumer = NextConsumerWithCredit();
+            if (consumer is null)
+            {
+                return;
+            }
+
+            var sequence = _available.Min;
+            _available.Remove(sequence);
+            var message = _messages[sequence];
+            var now = DateTime.UtcNow;
+            if (message.ExpiresAt <= now && !IsDeadLetterQueue)
+            {
+                Expire(message);
+                continue;
+            }
+
+            Deliver(consumer, message, now);
+        }
+    }
+
+    private Consumer? NextConsumerWithCredit()
+    {
+        for (var i = 0; i < _consumers.Count; i++)
+        {
+            var index = (_nextConsumer + i) % _consumers.Count;
+            var consumer = _consumers[index];
+            if (consumer.AvailableCredit > 0)
+            {
+                _nextConsumer = (index + 1) % _consumers.Count;
+                return consumer;
+            }
+        }
+
+        return null;
+    }
+
+    private void Deliver(Consumer consumer, BrokeredMessage message, DateTime now)
+    {
+        var priorAttempts = (uint)message.DeliveryCount;
+        message.DeliveryCount++;
+        Metrics.Outgoing();
+        if (consumer.ReceiveAndDelete)
+        {
+            Remove(message);
+            var payload = message.Encode(priorAttempts, lockedUntil: null);
+            Send(consumer, payload, message.SequenceNumber.ToString(System.Globalization.CultureInfo.InvariantCulture), settled: true, context: null, onFailure: null);
+            return;
+        }
+
+        // The lock starts now, when the transfer leaves the broker: prefetched messages age in the client's buffer.
+        var token = Guid.NewGuid();
+        Lock(message, token, now + Options.LockDuration);
+        var locked = message.Encode(priorAttempts, message.LockedUntil);
+        Send(consumer, locked, token, settled: false, new DeliveryContext(this, message, token), onFailure: () => Release(message, token));
+    }
+
+    private void Send(Consumer consumer, byte[] payload, object tagSource, bool settled, DeliveryContext? context, Action? onFailure)
+    {
+        var tag = tagSource is Guid token ? token.ToByteArray() : System.Text.Encoding.ASCII.GetBytes((string)tagSource);
+        if (_settings.ReceiveLatency <= TimeSpan.Zero)
+        {
+            if (consumer.Link.TrySend(payload, tag, settled, context) is null)
+            {
+                onFailure?.Invoke();
+            }
+
+            return;
+        }
+
+        consumer.Reserved++;
+        _ = Task.Delay(_settings.ReceiveLatency).ContinueWith(_ =>
+        {
+            lock (_sync)
+            {
+                consumer.Reserved--;
+                if (consumer.Link.TrySend(payload, tag, settled, context) is null)
+                {
+                    onFailure?.Invoke();
+                }
+            }
+        }, TaskScheduler.Default);
+    }
+
+    private void Lock(BrokeredMessage message, Guid token, DateTime until)
+    {
+        message.State = BrokeredMessageState.Locked;
+        message.LockToken = token;
+        message.LockedUntil = until;
+        _locks[token] = message;
+        _lockExpiries.Enqueue((message, token), until);
+    }
+
+    /// <summary>A transfer that never left (link closed): the message goes back without counting the attempt.</summary>
+    private void Release(BrokeredMessage message, Guid token)
+    {
+        if (_locks.Remove(token))
+        {
+            message.DeliveryCount = Math.Max(0, message.DeliveryCount - 1);
+            message.State = BrokeredMessageState.Available;
+            message.LockToken = Guid.Empty;
+            _available.Add(message.SequenceNumber);
+            Pump();
+        }
+    }
+
+    // ---- settlement ----
+
+    private void OnDeliveryUpdated(SenderLink link, OutgoingDelivery delivery)
+    {
+        if (delivery.Context is not DeliveryContext context || delivery.RemoteState is not { } state)
+        {
+            if (!delivery.RemoteSettled)
+            {
+                link.Settle(delivery, delivery.RemoteState);
+            }
+
+            return;
+        }
+
+        if (_settings.CompleteLatency <= TimeSpan.Zero)
+        {
+            Settle(link, delivery, context, state);
+            return;
+        }
+
+        _ = Task.Delay(_settings.CompleteLatency).ContinueWith(_ => Settle(link, delivery, context, state), TaskScheduler.Default);
+    }
+
+    private void Settle(SenderLink link, OutgoingDelivery delivery, DeliveryContext context, DeliveryState state)
+    {
+        var (result, reply) = state switch
+        {
+            Accepted => (Complete(context.Token), (DeliveryState)Accepted.Instance),
+            Modified { UndeliverableHere: true } modified => (Defer(context.Token, modified.MessageAnnotations), state),
+            Modified modified => (Abandon(context.Token, modified.MessageAnnotations), state),
+            Rejected rejected => (DeadLetter(context.Token, rejected.Error), new Rejected()),
+            Released => (ReleaseByClient(context.Token), Released.Instance),
+            _ => (SettleResult.Done, state),
+        };
+        if (delivery.RemoteSettled)
+        {
+            return; // the client settled first ("fire and forget"); nothing to answer
+        }
+
+        link.Settle(delivery, result == SettleResult.LockLost ? LockLostState(context.Message.SequenceNumber) : reply);
+    }
+
+    public static Rejected LockLostState(long sequenceNumber) => new()
+    {
+        Error = new Error
+        {
+            Condition = ServiceBusAmqpNames.MessageLockLostError,
+            Description = $"The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue (sequence number {sequenceNumber}).",
+        },
+    };
+
+    /// <summary>Finds the message a lock token still holds; an expired lock is processed as expired and reported lost.</summary>
+    private BrokeredMessage? Locked(Guid token)
+    {
+        if (!_locks.TryGetValue(token, out var message) || message.LockToken != token)
+        {
+            Metrics.LockLost();
+            return null;
+        }
+
+        if (message.LockedUntil <= DateTime.UtcNow)
+        {
+            ExpireLock(message);
+            Metrics.LockLost();
+            return null;
+        }
+
+        return message;
+    }
+
+    public SettleResult Complete(Guid token)
+    {
+        lock (_sync)
+        {
+            if (Locked(token) is not { } message)
+            {
+                return SettleResult.LockLost;
+            }
+
+            Remove(message);
+            Metrics.Completed();
+            return SettleResult.Done;
+        }
+    }
+
+    public SettleResult Abandon(Guid token, IReadOnlyDictionary<object, object?>? properties)
+    {
+        lock (_sync)
+        {
+            if (Locked(token) is not { } message)
+            {
+                return SettleResult.LockLost;
+            }
+
+            message.ApplyProperties(properties);
+            Unlock(message);
+            Metrics.Abandoned();
+            ReturnToQueue(message);
+            Pump();
+            return SettleResult.Done;
+        }
+    }
+
+    public SettleResult Defer(Guid token, IReadOnlyDictionary<object, object?>? properties)
+    {
+        lock (_sync)
+        {
+            if (Locked(token) is not { } message)
+            {
+                return SettleResult.LockLost;
+            }
+
+            message.ApplyProperties(properties);
+            Unlock(message);
+            message.State = BrokeredMessageState.Deferred;
+            Metrics.Deferred();
+            return SettleResult.Done;
+        }
+    }
+
+    /// <summary>Client dead-lettering: the error's info carries DeadLetterReason, DeadLetterErrorDescription and properties to modify.</summary>
+    public SettleResult DeadLetter(Guid token, Error? error)
+    {
+        string? reason = null, description = null;
+        Dictionary<object, object?>? properties = null;
+        if (error?.Info is { } info)
+        {
+            properties = [];
+            foreach (var (key, value) in info)
+            {
+                var name = key.ToString();
+                if (name == ServiceBusAmqpNames.DeadLetterReasonProperty)
+                {
+                    reason = value?.ToString();
+                }
+                else if (name == ServiceBusAmqpNames.DeadLetterErrorDescriptionProperty)
+                {
+                    description = value?.ToString();
+                }
+                else
+                {
+                    properties[key] = value;
+                }
+            }
+        }
+
+        return DeadLetter(token, reason, description, properties);
+    }
+
+    public SettleResult DeadLetter(Guid token, string? reason, string? description, IReadOnlyDictionary<object, object?>? properties)
+    {
+        lock (_sync)
+        {
+            if (Locked(token) is not { } message)
+            {
+                return SettleResult.LockLost;
+            }
+
+            message.ApplyProperties(properties);
+            Unlock(message);
+            MoveToDeadLetter(message, reason, description);
+            return SettleResult.Done;
+        }
+    }
+
+    private SettleResult ReleaseByClient(Guid token)
+    {
+        lock (_sync)
+        {
+            if (!_locks.TryGetValue(token, out var message) || message.LockToken != token)
+            {
+                return SettleResult.LockLost;
+            }
+
+            Release(message, token);
+            return SettleResult.Done;
+        }
+    }
+
+    /// <summary>Extends locks; null when any of them is lost.</summary>
+    public DateTime[]? RenewLocks(IReadOnlyList<Guid> tokens)
+    {
+        lock (_sync)
+        {
+            var expirations = new DateTime[tokens.Count];
+            for (var i = 0; i < tokens.Count; i++)
+            {
+                if (Locked(tokens[i]) is not { } message)
+                {
+                    return null;
+                }
+
+                message.LockedUntil = DateTime.UtcNow + Options.LockDuration;
+                _lockExpiries.Enqueue((message, tokens[i]), message.LockedUntil);
+                expirations[i] = message.LockedUntil;
+                Metrics.Renewed();
+            }
+
+            return expirations;
+        }
+    }
+
+    // ---- management reads ----
+
+    /// <summary>Encoded messages from <paramref name="fromSequence"/> on (active, locked and deferred), without locking them.</summary>
+    public List<byte[]> Peek(long fromSequence, int count)
+    {
+        lock (_sync)
+        {
+            var result = new List<byte[]>();
+            if (_sequence.Count == 0 || count <= 0)
+            {
+                return result;
+            }
+
+            foreach (var sequence in _sequence.GetViewBetween(Math.Max(fromSequence, _sequence.Min), long.MaxValue))
+            {
+                var message = _messages[sequence];
+                result.Add(message.Encode((uint)message.DeliveryCount, message.State == BrokeredMessageState.Locked ? message.LockedUntil : null));
+                if (result.Count >= count)
+                {
+                    break;
+                }
+            }
+
+            return result;
+        }
+    }
+
+    /// <summary>Receives deferred messages by sequence number; null when one of them is not deferred here.</summary>
+    public List<(byte[] Payload, Guid Token)>? ReceiveDeferred(IReadOnlyList<long> sequenceNumbers, bool peekLock)
+    {
+        lock (_sync)
+        {
+            var found = new List<BrokeredMessage>();
+            foreach (var sequence in sequenceNumbers)
+            {
+                if (!_messages.TryGetValue(sequence, out var message) || message.State != BrokeredMessageState.Deferred)
+                {
+                    return null;
+                }
+
+                found.Add(message);
+            }
+
+            var result = new List<(byte[], Guid)>();
+            var now = DateTime.UtcNow;
+            foreach (var message in found)
+            {
+                var prior = (uint)message.DeliveryCount;
+                message.DeliveryCount++;
+                Metrics.Outgoing();
+                if (!peekLock)
+                {
+                    Remove(message);
+                    result.Add((message.Encode(prior, null), Guid.Empty));
+                    continue;
+                }
+
+                var token = Guid.NewGuid();
+                Lock(message, token, now + Options.LockDuration);
+                result.Add((message.Encode(prior, message.LockedUntil), token));
+            }
+
+            return result;
+        }
+    }
+
+    // ---- expiry ----
+
+    /// <summary>Processes expired locks (and, when <paramref name="sweepMessages"/>, expired messages).</summary>
+    public void Sweep(DateTime now, bool sweepMessages)
+    {
+        lock (_sync)
+        {
+            while (_lockExpiries.TryPeek(out var entry, out var at) && at <= now)
+            {
+                _lockExpiries.Dequeue();
+                var (message, token) = entry;
+                if (message.LockToken != token || !_locks.ContainsKey(token))
+                {
+                    continue; // settled or re-locked since
+                }
+
+                if (message.LockedUntil > now)
+                {
+                    _lockExpiries.Enqueue(entry, message.LockedUntil); // renewed
+                    continue;
+                }
+
+                ExpireLock(message);
+            }
+
+            if (sweepMessages && !IsDeadLetterQueue)
+            {
+                List<BrokeredMessage>? expired = null;
+                foreach (var sequence in _available)
+                {
+                    var message = _messages[sequence];
+                    if (message.ExpiresAt <= now)
+                    {
+                        (expired ??= []).Add(message);
+                    }
+                }
+
+                if (expired is not null)
+                {
+                    foreach (var message in expired)
+                    {
+                        _available.Remove(message.SequenceNumber);
+                        Expire(message);
+                    }
+                }
+            }
+
+            Pump();
+        }
+    }
+
+    /// <summary>An expired lock counts as a delivery attempt: the message comes back, or moves to the DLQ past MaxDeliveryCount.</summary>
+    private void ExpireLock(BrokeredMessage message)
+    {
+        Unlock(message);
+        Metrics.LockExpired();
+        ReturnToQueue(message);
+    }
+
+    private void ReturnToQueue(BrokeredMessage message)
+    {
+        if (!IsDeadLetterQueue && message.DeliveryCount >= Options.MaxDeliveryCount)
+        {
+            MoveToDeadLetter(message, EmulatorMetricNames.MaxDeliveryCountExceededReason,
+                $"Message could not be consumed after {Options.MaxDeliveryCount} delivery attempts.");
+            return;
+        }
+
+        message.State = BrokeredMessageState.Available;
+        _available.Add(message.SequenceNumber);
+    }
+
+    private void Expire(BrokeredMessage message)
+    {
+        Metrics.Expired();
+        if (Options.DeadLetteringOnMessageExpiration)
+        {
+            MoveToDeadLetter(message, EmulatorMetricNames.TtlExpiredReason, "The message expired and was dead lettered.");
+        }
+        else
+        {
+            Remove(message);
+        }
+    }
+
+    private void MoveToDeadLetter(BrokeredMessage message, string? reason, string? description)
+    {
+        Remove(message);
+        if (DeadLetterQueue is null)
+        {
+            // Messages in a dead-letter queue cannot be dead-lettered again; they stay.
+            Add(message);
+            return;
+        }
+
+        var properties = message.Message.EnsureApplicationProperties();
+        if (reason is not null)
+        {
+            properties[ServiceBusAmqpNames.DeadLetterReasonProperty] = reason;
+        }
+
+        if (description is not null)
+        {
+            properties[ServiceBusAmqpNames.DeadLetterErrorDescriptionProperty] = description;
+        }
+
+        message.DeadLetterSource = Options.Name;
+        Metrics.DeadLetter(reason ?? EmulatorMetricNames.UnspecifiedReason);
+        DeadLetterQueue.AddDeadLettered(message);
+    }
+
+    private void Unlock(BrokeredMessage message)
+    {
+        _locks.Remove(message.LockToken);
+        message.LockToken = Guid.Empty;
+    }
+
+    private void Remove(BrokeredMessage message)
+    {
+        if (message.State == BrokeredMessageState.Locked)
+        {
+            _locks.Remove(message.LockToken);
+        }
+
+        message.LockToken = Guid.Empty;
+        _messages.Remove(message.SequenceNumber);
+        _sequence.Remove(message.SequenceNumber);
+        _available.Remove(message.SequenceNumber);
+    }
+
+    internal sealed class Consumer(SenderLink link, bool receiveAndDelete)
+    {
+        public SenderLink Link { get; } = link;
+
+        public bool ReceiveAndDelete { get; } = receiveAndDelete;
+
+        /// <summary>Deliveries locked for this consumer but still in their receive latency (credit spoken for).</summary>
+        public int Reserved { get; set; }
+
+        public long AvailableCredit => (long)Link.Credit - Reserved;
+    }
+}
+
+/// <summary>Ties an outgoing delivery back to the locked message.</summary>
+internal sealed record DeliveryContext(QueueEntity Entity, BrokeredMessage Message, Guid Token);
+
+/// <summary>Emulator-wide settings the entities need.</summary>
+internal sealed record EmulatorSettings(TimeSpan SendLatency, TimeSpan ReceiveLatency, TimeSpan CompleteLatency, long MaxMessageSizeBytes);

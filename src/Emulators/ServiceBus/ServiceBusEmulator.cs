@@ -1,0 +1,165 @@
+using System.Net;
+using System.Text.Json;
+using DroneDelivery.Amqp;
+using DroneDelivery.Emulators.ServiceBus.Broker;
+using DroneDelivery.Emulators.ServiceBus.Metrics;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace DroneDelivery.Emulators.ServiceBus;
+
+/// <summary>
+/// The Service Bus emulator, in process: an AMQP listener speaking the Service Bus dialect and an optional
+/// HTTP endpoint with metrics and health. The command-line program is a thin wrapper around this type.
+/// </summary>
+public sealed class ServiceBusEmulator : IAsyncDisposable
+{
+    /// <summary>The start of the line the program prints when it is ready.</summary>
+    public const string ReadyLinePrefix = "Service Bus emulator ready";
+
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { WriteIndented = false };
+
+    private readonly Namespace _namespace;
+    private readonly AmqpListener _listener;
+    private readonly MetricsRecorder _metrics;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Task _sweeper;
+    private WebApplication? _http;
+
+    private ServiceBusEmulator(ServiceBusEmulatorOptions options, Namespace ns, AmqpListener listener)
+    {
+        Options = options;
+        _namespace = ns;
+        _listener = listener;
+        _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds);
+        _sweeper = Task.Run(SweepLoopAsync);
+    }
+
+    public ServiceBusEmulatorOptions Options { get; }
+
+    /// <summary>Where AMQP clients connect.</summary>
+    public IPEndPoint AmqpEndPoint => _listener.EndPoint;
+
+    /// <summary>The HTTP base address (metrics, health), or null when HTTP is disabled.</summary>
+    public Uri? HttpEndpoint { get; private set; }
+
+    /// <summary>A connection string for the official SDK (or this repository's client): plain AMQP, development emulator mode.</summary>
+    public string ConnectionString =>
+        $"Endpoint=sb://{Options.Host}:{AmqpEndPoint.Port};SharedAccessKeyName={Options.SharedAccessKeyName};SharedAccessKey={Options.SharedAccessKey};UseDevelopmentEmulator=true";
+
+    /// <summary>The line printed when ready: where AMQP and HTTP listen.</summary>
+    public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}";
+
+    /// <summary>Number of AMQP connections currently open.</summary>
+    public int ConnectionCount => _listener.Connections.Count;
+
+    /// <summary>Validates the options, binds the AMQP (and HTTP) ports and starts serving.</summary>
+    /// <exception cref="EmulatorConfigurationException">A setting is invalid; the message names it.</exception>
+    public static async Task<ServiceBusEmulator> StartAsync(ServiceBusEmulatorOptions options, CancellationToken cancellationToken = default)
+    {
+        options.Validate();
+        var ns = new Namespace(options);
+        var address = IPAddress.TryParse(options.Host, out var ip) ? ip : (await Dns.GetHostAddressesAsync(options.Host, cancellationToken).ConfigureAwait(false))[0];
+        var listener = AmqpListener.Start(new IPEndPoint(address, options.Port), new AmqpListenerOptions
+        {
+            Connection = new AmqpConnectionOptions { ContainerId = "servicebus-emulator-" + options.NamespaceName, MaxFrameSize = 256 * 1024, IdleTimeout = TimeSpan.FromMinutes(4) },
+            SaslMechanisms = [SaslMechanism.MsSbCbs, SaslMechanism.Anonymous],
+            RequireSasl = false,
+            HandlerFactory = connection =>
+            {
+                var state = new ConnectionState();
+                connection.Context = state;
+                return new EmulatorLinkHandler(ns, state);
+            },
+        });
+        var emulator = new ServiceBusEmulator(options, ns, listener);
+        try
+        {
+            if (options.HttpPort is { } httpPort)
+            {
+                await emulator.StartHttpAsync(address, httpPort, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch
+        {
+            await emulator.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        return emulator;
+    }
+
+    /// <summary>Every queue's counters, current counts and per-second series.</summary>
+    public EmulatorMetricsSnapshot GetMetrics() => _metrics.Snapshot();
+
+    /// <summary>The metrics in Prometheus text format (what <c>/metrics</c> serves).</summary>
+    public string GetPrometheusMetrics() => _metrics.RenderPrometheus();
+
+    public async ValueTask DisposeAsync()
+    {
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await _sweeper.ConfigureAwait(false);
+        if (_http is not null)
+        {
+            await _http.StopAsync().ConfigureAwait(false);
+            await _http.DisposeAsync().ConfigureAwait(false);
+        }
+
+        await _listener.DisposeAsync().ConfigureAwait(false);
+        _stopping.Dispose();
+    }
+
+    private async Task StartHttpAsync(IPAddress address, int port, CancellationToken cancellationToken)
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.UseKestrel(k => k.Listen(address, port));
+        var app = builder.Build();
+        app.MapGet(EmulatorMetricNames.PrometheusPath, () => Results.Text(_metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8"));
+        app.MapGet(EmulatorMetricNames.JsonPath, () => Results.Text(JsonSerializer.Serialize(_metrics.Snapshot(), Json), "application/json"));
+        app.MapGet(EmulatorMetricNames.HealthPath, () => Results.Json(new { status = "healthy", message = "Service is healthy." }));
+        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        HttpEndpoint = new Uri(bound.Replace("[::]", Options.Host, StringComparison.Ordinal).Replace("0.0.0.0", Options.Host, StringComparison.Ordinal) + "/");
+        _http = app;
+    }
+
+    private async Task SweepLoopAsync()
+    {
+        using var timer = new PeriodicTimer(Options.SweepInterval);
+        var lastMessageSweep = DateTime.UtcNow;
+        var lastSample = DateTimeOffset.UtcNow;
+        try
+        {
+            while (await timer.WaitForNextTickAsync(_stopping.Token).ConfigureAwait(false))
+            {
+                var now = DateTime.UtcNow;
+                var sweepMessages = now - lastMessageSweep >= TimeSpan.FromSeconds(1);
+                if (sweepMessages)
+                {
+                    lastMessageSweep = now;
+                }
+
+                foreach (var entity in _namespace.AllEntities)
+                {
+                    entity.Sweep(now, sweepMessages);
+                }
+
+                var wall = DateTimeOffset.UtcNow;
+                if (wall - lastSample >= TimeSpan.FromSeconds(1))
+                {
+                    lastSample = wall;
+                    _metrics.Sample(wall);
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+}
