@@ -1,0 +1,104 @@
+using System.Diagnostics;
+
+namespace DroneDelivery.Emulators.CosmosDb.Capacity;
+
+/// <summary>
+/// Provisioned throughput split evenly over physical partitions, enforced per partition with a token
+/// bucket that refills at <c>RU/s ÷ partitions</c> and holds at most <c>BurstSeconds</c> of it. A
+/// request is admitted while its partition's balance is positive and then pays its actual charge
+/// (the balance may go negative, as the service lets an admitted request finish); while the balance
+/// is not positive the partition answers 429 with the time until it is positive again.
+/// </summary>
+internal sealed class ThroughputPool
+{
+    private readonly Bucket[] _buckets;
+    private readonly double _burstSeconds;
+    private double _throughput;
+
+    public ThroughputPool(double throughput, int partitionCount, double burstSeconds, bool autoscale = false)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(partitionCount, 1);
+        _burstSeconds = burstSeconds;
+        _throughput = throughput;
+        Autoscale = autoscale;
+        _buckets = new Bucket[partitionCount];
+        var now = Stopwatch.GetTimestamp();
+        for (var i = 0; i < partitionCount; i++)
+        {
+            _buckets[i] = new Bucket { Tokens = PerPartition * burstSeconds, LastRefill = now };
+        }
+    }
+
+    /// <summary>Provisioned RU/s (for autoscale, the maximum, which the emulator always grants).</summary>
+    public double Throughput => Volatile.Read(ref _throughput);
+
+    public bool Autoscale { get; private set; }
+
+    public int PartitionCount => _buckets.Length;
+
+    public double PerPartition => Throughput / _buckets.Length;
+
+    public void SetThroughput(double throughput, bool autoscale)
+    {
+        foreach (var bucket in _buckets)
+        {
+            lock (bucket)
+            {
+                Refill(bucket);
+            }
+        }
+
+        Volatile.Write(ref _throughput, throughput);
+        Autoscale = autoscale;
+        foreach (var bucket in _buckets)
+        {
+            lock (bucket)
+            {
+                bucket.Tokens = Math.Min(bucket.Tokens, PerPartition * _burstSeconds);
+            }
+        }
+    }
+
+    /// <summary>True when partition <paramref name="index"/> has budget left; otherwise the wait until it has.</summary>
+    public bool TryAdmit(int index, out int retryAfterMilliseconds)
+    {
+        var bucket = _buckets[index % _buckets.Length];
+        lock (bucket)
+        {
+            Refill(bucket);
+            if (bucket.Tokens > 0)
+            {
+                retryAfterMilliseconds = 0;
+                return true;
+            }
+
+            var seconds = -bucket.Tokens / PerPartition;
+            retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
+            return false;
+        }
+    }
+
+    public void Charge(int index, double requestUnits)
+    {
+        var bucket = _buckets[index % _buckets.Length];
+        lock (bucket)
+        {
+            Refill(bucket);
+            bucket.Tokens -= requestUnits;
+        }
+    }
+
+    private void Refill(Bucket bucket)
+    {
+        var now = Stopwatch.GetTimestamp();
+        var elapsed = (now - bucket.LastRefill) / (double)Stopwatch.Frequency;
+        bucket.LastRefill = now;
+        bucket.Tokens = Math.Min(PerPartition * _burstSeconds, bucket.Tokens + (elapsed * PerPartition));
+    }
+
+    private sealed class Bucket
+    {
+        public double Tokens;
+        public long LastRefill;
+    }
+}

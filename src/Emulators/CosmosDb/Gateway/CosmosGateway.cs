@@ -1,0 +1,291 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Metrics;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
+using DroneDelivery.Emulators.CosmosDb.Query;
+using DroneDelivery.Emulators.CosmosDb.Storage;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+
+namespace DroneDelivery.Emulators.CosmosDb.Gateway;
+
+/// <summary>
+/// The request pipeline: authorise, route, let a handler answer, then apply the capacity model
+/// (charge the partitions, wait the modelled latency) and record metrics and timings. Every failure
+/// becomes a Cosmos-shaped error response; nothing a client sends can stop the process.
+/// </summary>
+internal sealed class CosmosGateway
+{
+    /// <summary>The service's item size limit; larger bodies are answered 413.</summary>
+    public const int MaxRequestBytes = 2 * 1024 * 1024;
+
+    private readonly AccountStore _store;
+    private readonly MasterKeyAuthorizer _authorizer;
+    private readonly MetadataHandlers _metadata;
+    private readonly RequestLog _log;
+    private readonly ILogger _logger;
+    private readonly long _startTimestamp = Stopwatch.GetTimestamp();
+
+    public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, ILogger logger)
+    {
+        _store = store;
+        _authorizer = new MasterKeyAuthorizer(options.AccountKey);
+        _metadata = new MetadataHandlers(store, options);
+        _log = log;
+        _logger = logger;
+    }
+
+    public async Task HandleAsync(HttpContext http)
+    {
+        var started = Stopwatch.GetTimestamp();
+        var startedAt = DateTimeOffset.UtcNow;
+        var path = http.Request.Path.Value ?? "/";
+        ResourceAddress? address = null;
+        GatewayResponse response;
+        try
+        {
+            address = ResourceAddress.Parse(path, _store.IsDatabaseRid);
+            var headers = http.Request.Headers;
+            var failure = _authorizer.Verify(
+                headers[CosmosHeaders.Authorization].ToString(),
+                http.Request.Method,
+                address.SignatureType,
+                address.SignatureLink,
+                headers.TryGetValue(CosmosHeaders.XDate, out var xDate) ? xDate.ToString() : null,
+                headers.TryGetValue(CosmosHeaders.Date, out var date) ? date.ToString() : null);
+            if (failure is not null)
+            {
+                response = GatewayResponse.Error(401, "Unauthorized", failure);
+            }
+            else
+            {
+                var body = await ReadBodyAsync(http.Request, http.RequestAborted).ConfigureAwait(false);
+                response = body is null
+                    ? GatewayResponse.Error(413, "RequestEntityTooLarge", $"The request is larger than the {MaxRequestBytes / (1024 * 1024)} MB item size limit.")
+                    : Dispatch(new GatewayRequest(http, address, body));
+            }
+        }
+        catch (BadRequestException e)
+        {
+            response = GatewayResponse.BadRequest(e.Message, e.SubStatusCode);
+        }
+        catch (QueryException e)
+        {
+            response = GatewayResponse.BadRequest(e.Message);
+        }
+        catch (JsonException e)
+        {
+            response = GatewayResponse.BadRequest($"The request is not valid JSON: {e.Message}");
+        }
+        catch (OperationCanceledException) when (http.RequestAborted.IsCancellationRequested)
+        {
+            return;
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "Unexpected failure serving {Method} {Path}", http.Request.Method, path);
+            response = GatewayResponse.Error(500, "InternalServerError", $"The emulator failed to serve the request: {e.Message}");
+        }
+
+        Account(response);
+        try
+        {
+            if (response.Latency > TimeSpan.Zero)
+            {
+                await Task.Delay(response.Latency, http.RequestAborted).ConfigureAwait(false);
+            }
+
+            await WriteAsync(http, response).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException)
+        {
+            // The client went away; nothing to answer.
+        }
+
+        Record(http, path, address, response, started, startedAt);
+    }
+
+    private GatewayResponse Dispatch(GatewayRequest request)
+    {
+        var address = request.Address;
+        switch (address.Kind)
+        {
+            case ResourceKind.Account:
+                return request.Method == "GET"
+                    ? _metadata.ReadAccount(request).Named(CosmosEmulatorOperations.ReadAccount)
+                    : MetadataHandlers.MethodNotAllowed(request);
+            case ResourceKind.DatabaseFeed:
+                return _metadata.Databases(request);
+            case ResourceKind.OfferFeed:
+                return _metadata.Offers(request);
+            case ResourceKind.Offer:
+                return _store.FindOffer(address.Item!) is { } offer
+                    ? _metadata.Offer(request, offer)
+                    : GatewayResponse.NotFound().Named(CosmosEmulatorOperations.ReadOffer);
+            case ResourceKind.Unsupported:
+                return GatewayResponse.BadRequest($"The resource type '{address.UnsupportedType}' is not supported by this emulator.");
+            case ResourceKind.Unknown:
+                return GatewayResponse.NotFound($"The path '{address.SignatureLink}' does not name a Cosmos DB resource this emulator knows.");
+        }
+
+        var database = _store.FindDatabase(address.Database!, address.RidBased);
+        if (database is null)
+        {
+            return GatewayResponse.NotFound($"Database '{address.Database}' does not exist.").Named(CosmosEmulatorOperations.ReadDatabase);
+        }
+
+        if (address.Kind == ResourceKind.Database)
+        {
+            return _metadata.Database(request, database);
+        }
+
+        if (address.Kind == ResourceKind.ContainerFeed)
+        {
+            return _metadata.Containers(request, database);
+        }
+
+        var container = (address.RidBased ? database.ContainersByRid : database.Containers).TryGetValue(address.Container!, out var found) ? found : null;
+        if (container is null)
+        {
+            return GatewayResponse.NotFound($"Container '{address.Container}' does not exist in database '{database.Id}'.").Named(CosmosEmulatorOperations.ReadContainer);
+        }
+
+        return address.Kind switch
+        {
+            ResourceKind.Container => _metadata.Container(request, container),
+            ResourceKind.PartitionKeyRangeFeed => _metadata.PartitionKeyRanges(request, container),
+            ResourceKind.PartitionKeyRange => GatewayResponse.BadRequest("Reading a single partition key range is not supported; read the pkranges feed."),
+            ResourceKind.DocumentFeed => request.Method switch
+            {
+                "POST" when request.HeaderIsTrue(CosmosHeaders.IsQueryPlanRequest) => QueryHandlers.QueryPlan(request, container),
+                "POST" when request.HeaderIsTrue(CosmosHeaders.IsQuery) => QueryHandlers.Query(request, container),
+                "POST" => ItemHandlers.Create(request, container),
+                "GET" => QueryHandlers.ReadFeed(request, container),
+                _ => MetadataHandlers.MethodNotAllowed(request),
+            },
+            _ => request.Method switch
+            {
+                "GET" => ItemHandlers.Read(request, container, address.Item!),
+                "PUT" => ItemHandlers.Replace(request, container, address.Item!),
+                "DELETE" => ItemHandlers.Delete(request, container, address.Item!),
+                "PATCH" => ItemHandlers.Patch(request, container, address.Item!),
+                _ => MetadataHandlers.MethodNotAllowed(request),
+            },
+        };
+    }
+
+    /// <summary>Charges the partitions' RU budgets and updates the model's metrics.</summary>
+    private void Account(GatewayResponse response)
+    {
+        var container = response.Container;
+        if (container is not null)
+        {
+            foreach (var (partition, charge) in response.PartitionCharges)
+            {
+                if (charge > 0)
+                {
+                    container.Pool.Charge(partition.Index, charge);
+                }
+
+                partition.Metrics.Record(charge, response.Throttled, container.Pool.PerPartition);
+            }
+
+            container.Counters.Record(response.Operation, response.StatusCode, response.RequestCharge);
+        }
+        else
+        {
+            _store.AccountCounters.Record(response.Operation, response.StatusCode, response.RequestCharge);
+        }
+    }
+
+    private static async Task<byte[]?> ReadBodyAsync(HttpRequest request, CancellationToken cancellationToken)
+    {
+        if (request.ContentLength is > MaxRequestBytes)
+        {
+            return null;
+        }
+
+        if (request.ContentLength == 0 || (request.ContentLength is null && !request.Headers.ContainsKey("Transfer-Encoding")))
+        {
+            return [];
+        }
+
+        using var buffer = new MemoryStream(request.ContentLength is { } length ? (int)length : 4096);
+        var chunk = new byte[16 * 1024];
+        int read;
+        while ((read = await request.Body.ReadAsync(chunk, cancellationToken).ConfigureAwait(false)) > 0)
+        {
+            if (buffer.Length + read > MaxRequestBytes)
+            {
+                return null;
+            }
+
+            buffer.Write(chunk, 0, read);
+        }
+
+        return buffer.ToArray();
+    }
+
+    private static async Task WriteAsync(HttpContext http, GatewayResponse response)
+    {
+        var headers = http.Response.Headers;
+        http.Response.StatusCode = response.StatusCode;
+        headers[CosmosHeaders.ActivityId] = http.Request.Headers.TryGetValue(CosmosHeaders.ActivityId, out var activity) && activity.Count > 0
+            ? activity.ToString()
+            : Guid.NewGuid().ToString();
+        headers[CosmosHeaders.RequestCharge] = response.RequestCharge.ToString("0.##", CultureInfo.InvariantCulture);
+        headers[CosmosHeaders.GatewayVersion] = "version=2.14.0";
+        headers[CosmosHeaders.ServiceVersion] = "version=2.14.0.0";
+        if (response.SubStatusCode != 0)
+        {
+            headers[CosmosHeaders.SubStatus] = response.SubStatusCode.ToString(CultureInfo.InvariantCulture);
+        }
+
+        if (response.Container is { } container)
+        {
+            headers[CosmosHeaders.AltContentPath] = container.AltLink;
+        }
+
+        foreach (var (name, value) in response.Headers)
+        {
+            headers[name] = value;
+        }
+
+        if (response.Body.Length > 0 && response.StatusCode is not (204 or 304))
+        {
+            http.Response.ContentType = "application/json";
+            http.Response.ContentLength = response.Body.Length;
+            await http.Response.Body.WriteAsync(response.Body, http.RequestAborted).ConfigureAwait(false);
+        }
+        else
+        {
+            http.Response.ContentLength = 0;
+        }
+    }
+
+    private void Record(HttpContext http, string path, ResourceAddress? address, GatewayResponse response, long started, DateTimeOffset startedAt)
+    {
+        var ended = Stopwatch.GetTimestamp();
+        var partitions = response.PartitionCharges;
+        _log.Add(new EmulatorRequest(
+            _log.NextSequence(),
+            startedAt,
+            Stopwatch.GetElapsedTime(_startTimestamp, started).TotalMilliseconds,
+            Stopwatch.GetElapsedTime(started, ended).TotalMilliseconds,
+            response.Latency.TotalMilliseconds,
+            http.Request.Method,
+            path,
+            response.Operation,
+            response.Container?.Database.Id ?? (address?.RidBased == false ? address.Database : null),
+            response.Container?.Id,
+            partitions.Count == 1 ? partitions[0].Partition.Id : null,
+            response.StatusCode,
+            response.SubStatusCode,
+            response.RequestCharge,
+            response.DocumentCount,
+            http.Request.Headers[CosmosHeaders.ActivityId].ToString() is { Length: > 0 } activity ? activity : null,
+            http.Request.Headers[CosmosHeaders.CorrelatedActivityId].ToString() is { Length: > 0 } correlated ? correlated : null));
+    }
+}

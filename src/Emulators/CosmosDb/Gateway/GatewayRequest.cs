@@ -1,0 +1,104 @@
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Partitioning;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
+using DroneDelivery.Emulators.CosmosDb.Storage;
+using Microsoft.AspNetCore.Http;
+
+namespace DroneDelivery.Emulators.CosmosDb.Gateway;
+
+/// <summary>An authorised request with its parsed address and its body.</summary>
+internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, byte[] body)
+{
+    public string Method { get; } = http.Request.Method;
+
+    public ResourceAddress Address { get; } = address;
+
+    public byte[] Body { get; } = body;
+
+    public string Scheme => http.Request.Scheme;
+
+    public string Host => http.Request.Host.Value ?? "127.0.0.1";
+
+    public string? Header(string name) =>
+        http.Request.Headers.TryGetValue(name, out var values) && values.Count > 0 ? values[0] : null;
+
+    public bool HeaderIsTrue(string name) => bool.TryParse(Header(name), out var value) && value;
+
+    /// <summary>The body as a JSON object, or a 400 explaining why it is not one.</summary>
+    public JsonDocument ParseJsonObject()
+    {
+        if (Body.Length == 0)
+        {
+            throw new BadRequestException("The request body is empty; a JSON object is required.");
+        }
+
+        JsonDocument document;
+        try
+        {
+            document = JsonDocument.Parse(Body);
+        }
+        catch (JsonException e)
+        {
+            throw new BadRequestException($"The request body is not valid JSON: {e.Message}");
+        }
+
+        if (document.RootElement.ValueKind != JsonValueKind.Object)
+        {
+            document.Dispose();
+            throw new BadRequestException("The request body must be a JSON object.");
+        }
+
+        return document;
+    }
+
+    /// <summary>The partition key header as a component, or null when absent.</summary>
+    public PartitionKeyComponent? PartitionKey()
+    {
+        var header = Header(CosmosHeaders.PartitionKey);
+        if (header is null)
+        {
+            return null;
+        }
+
+        return PartitionKeyComponent.TryParseHeader(header, out var component, out var error)
+            ? component
+            : throw new BadRequestException(error!);
+    }
+
+    /// <summary>Throughput headers of a create request: manual RU/s or autoscale maximum.</summary>
+    public ThroughputRequest? Throughput()
+    {
+        var manual = Header(CosmosHeaders.OfferThroughput);
+        var autoscale = Header(CosmosHeaders.AutopilotSettings);
+        if (manual is not null && autoscale is not null)
+        {
+            throw new BadRequestException("Specify either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both.");
+        }
+
+        if (manual is not null)
+        {
+            return int.TryParse(manual, System.Globalization.NumberStyles.Integer, System.Globalization.CultureInfo.InvariantCulture, out var ru) && ru > 0
+                ? new ThroughputRequest(ru, false)
+                : throw new BadRequestException($"x-ms-offer-throughput must be a positive integer (was '{manual}').");
+        }
+
+        if (autoscale is not null)
+        {
+            try
+            {
+                using var settings = JsonDocument.Parse(autoscale);
+                if (settings.RootElement.TryGetProperty("maxThroughput", out var max) && max.TryGetInt32(out var ru) && ru > 0)
+                {
+                    return new ThroughputRequest(ru, true);
+                }
+            }
+            catch (JsonException)
+            {
+            }
+
+            throw new BadRequestException($"x-ms-cosmos-offer-autopilot-settings must be JSON with a positive maxThroughput (was '{autoscale}').");
+        }
+
+        return null;
+    }
+}

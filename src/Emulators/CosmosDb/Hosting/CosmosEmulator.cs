@@ -1,0 +1,123 @@
+using System.Net;
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Gateway;
+using DroneDelivery.Emulators.CosmosDb.Hosting;
+using DroneDelivery.Emulators.CosmosDb.Metrics;
+using DroneDelivery.Emulators.CosmosDb.Storage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace DroneDelivery.Emulators.CosmosDb;
+
+/// <summary>
+/// A running Cosmos DB emulator on 127.0.0.1. Start one in-process with <see cref="StartAsync"/> and
+/// point a <c>CosmosClient</c> (Gateway mode) at <see cref="Endpoint"/> with <see cref="AccountKey"/>;
+/// the same type backs the command-line program.
+/// </summary>
+public sealed class CosmosEmulator : IAsyncDisposable
+{
+    private static readonly JsonSerializerOptions SnapshotJson = new(JsonSerializerDefaults.Web);
+
+    private readonly WebApplication _app;
+    private readonly RequestLog _log;
+    private readonly MetricsReader _metrics;
+
+    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics)
+    {
+        _app = app;
+        _log = log;
+        _metrics = metrics;
+        Endpoint = endpoint;
+        AccountKey = options.AccountKey;
+        ConnectionString = $"AccountEndpoint={endpoint};AccountKey={options.AccountKey};"
+            + (options.Https ? "DisableServerCertificateValidation=True;" : string.Empty);
+    }
+
+    /// <summary>The account endpoint, e.g. <c>http://127.0.0.1:8081/</c>.</summary>
+    public Uri Endpoint { get; }
+
+    /// <summary>The master key clients sign requests with.</summary>
+    public string AccountKey { get; }
+
+    /// <summary>A Cosmos DB connection string for <see cref="Endpoint"/> (with certificate validation disabled for HTTPS).</summary>
+    public string ConnectionString { get; }
+
+    /// <summary>The sequence number of the latest recorded request (0 before any).</summary>
+    public long LastRequestSequence => _log.LastSequence;
+
+    /// <summary>Validates <paramref name="options"/>, starts listening and returns once requests are served.</summary>
+    /// <exception cref="CosmosEmulatorConfigurationException">A setting is invalid; the message names it.</exception>
+    public static async Task<CosmosEmulator> StartAsync(CosmosEmulatorOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        CosmosEmulatorOptionsValidator.Validate(options);
+
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [] });
+        builder.Logging.ClearProviders();
+        builder.Logging.AddSimpleConsole(o => o.SingleLine = true).SetMinimumLevel(LogLevel.Warning);
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxRequestBodySize = CosmosGateway.MaxRequestBytes + (1024 * 1024);
+            kestrel.Listen(IPAddress.Loopback, options.Port, listen =>
+            {
+                if (options.Https)
+                {
+                    listen.UseHttps(SelfSignedCertificate.Create());
+                    listen.Protocols = HttpProtocols.Http1AndHttp2;
+                }
+                else
+                {
+                    listen.Protocols = HttpProtocols.Http1;
+                }
+            });
+        });
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(5));
+
+        var app = builder.Build();
+        var store = new AccountStore(options);
+        var log = new RequestLog(options.RequestLogCapacity);
+        var metrics = new MetricsReader(store, DateTimeOffset.UtcNow);
+        var gateway = new CosmosGateway(store, options, log, app.Logger);
+        var endpoints = new EmulatorEndpoints(metrics, log);
+        app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
+            || http.Request.Path.Equals(EmulatorEndpoints.PrometheusPath, StringComparison.Ordinal)
+                ? endpoints.HandleAsync(http)
+                : gateway.HandleAsync(http));
+
+        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        var address = app.Services.GetRequiredService<Microsoft.AspNetCore.Hosting.Server.IServer>()
+            .Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        var port = new Uri(address).Port;
+        var endpoint = new Uri($"{(options.Https ? "https" : "http")}://127.0.0.1:{port}/");
+        return new CosmosEmulator(app, endpoint, options, log, metrics);
+    }
+
+    /// <summary>Per container and physical partition: RU consumed vs provisioned, 429s, requests, charges.</summary>
+    /// <param name="seconds">How many recent seconds of per-second samples to include.</param>
+    public EmulatorMetricsSnapshot GetMetrics(int seconds = 60) => _metrics.Snapshot(seconds);
+
+    /// <summary>The metrics as the JSON served at <c>/_emulator/metrics</c>.</summary>
+    public string GetMetricsJson(int seconds = 60) => JsonSerializer.Serialize(GetMetrics(seconds), SnapshotJson);
+
+    /// <summary>Recorded requests with their timings, oldest first, after the given sequence number.</summary>
+    public IReadOnlyList<EmulatorRequest> GetRequests(long afterSequence = 0) => _log.Since(afterSequence);
+
+    /// <summary>Completes when the host is asked to stop (SIGTERM, Ctrl+C).</summary>
+    public Task WaitForShutdownAsync(CancellationToken cancellationToken = default) => _app.WaitForShutdownAsync(cancellationToken);
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync().ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
+    }
+
+    internal static JsonSerializerOptions JsonOptions => SnapshotJson;
+}

@@ -1,0 +1,78 @@
+using System.Globalization;
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Metrics;
+using Microsoft.AspNetCore.Http;
+
+namespace DroneDelivery.Emulators.CosmosDb;
+
+/// <summary>
+/// The emulator's own endpoints, on paths no Cosmos DB REST path uses: <c>GET /_emulator/health</c>,
+/// <c>GET /_emulator/metrics?seconds=N</c> (JSON), <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
+/// timings) and <c>GET /metrics</c> (Prometheus text). No authorisation.
+/// </summary>
+internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
+{
+    public const string Prefix = "/_emulator";
+    public const string PrometheusPath = "/metrics";
+
+    public async Task HandleAsync(HttpContext http)
+    {
+        if (!HttpMethods.IsGet(http.Request.Method))
+        {
+            http.Response.StatusCode = 405;
+            return;
+        }
+
+        var query = http.Request.Query;
+        switch (http.Request.Path.Value)
+        {
+            case PrometheusPath:
+                http.Response.ContentType = "text/plain; version=0.0.4; charset=utf-8";
+                await http.Response.WriteAsync(metrics.Prometheus(), http.RequestAborted).ConfigureAwait(false);
+                break;
+            case Prefix + "/health":
+                await WriteJsonAsync(http, new { status = "ready" }).ConfigureAwait(false);
+                break;
+            case Prefix + "/metrics":
+                var seconds = Integer(query["seconds"], 60);
+                if (seconds is null or < 1)
+                {
+                    await BadRequestAsync(http, "seconds must be a positive integer").ConfigureAwait(false);
+                    return;
+                }
+
+                await WriteJsonAsync(http, metrics.Snapshot((int)Math.Min(seconds.Value, int.MaxValue))).ConfigureAwait(false);
+                break;
+            case Prefix + "/requests":
+                var after = Integer(query["after"], 0);
+                var limit = Integer(query["limit"], 10_000);
+                if (after is null or < 0 || limit is null or < 1)
+                {
+                    await BadRequestAsync(http, "after must be a non-negative integer and limit a positive one").ConfigureAwait(false);
+                    return;
+                }
+
+                await WriteJsonAsync(http, log.Since(after.Value, (int)limit.Value)).ConfigureAwait(false);
+                break;
+            default:
+                http.Response.StatusCode = 404;
+                break;
+        }
+    }
+
+    private static long? Integer(Microsoft.Extensions.Primitives.StringValues value, long fallback) =>
+        value.Count == 0 ? fallback
+        : long.TryParse(value.ToString(), NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : null;
+
+    private static Task WriteJsonAsync<T>(HttpContext http, T value)
+    {
+        http.Response.ContentType = "application/json";
+        return JsonSerializer.SerializeAsync(http.Response.Body, value, CosmosEmulator.JsonOptions, http.RequestAborted);
+    }
+
+    private static Task BadRequestAsync(HttpContext http, string message)
+    {
+        http.Response.StatusCode = 400;
+        return WriteJsonAsync(http, new { error = message });
+    }
+}

@@ -1,0 +1,326 @@
+using System.Buffers.Text;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Storage;
+
+namespace DroneDelivery.Emulators.CosmosDb.Query;
+
+/// <summary>Which documents of a partition a request may see: an EPK sub-range and/or one logical partition.</summary>
+internal readonly record struct DocumentScope(string? MinEpk = null, string? MaxEpk = null, string? ExactEpk = null)
+{
+    public bool Includes(StoredDocument document) =>
+        (ExactEpk is null || string.Equals(document.Epk, ExactEpk, StringComparison.Ordinal))
+        && (MinEpk is null || string.CompareOrdinal(document.Epk, MinEpk) >= 0)
+        && (MaxEpk is null || string.CompareOrdinal(document.Epk, MaxEpk) < 0);
+}
+
+/// <summary>The SDK's ORDER BY resume point (<c>resumeFilter</c> in the query body).</summary>
+internal sealed record ResumeFilter(QueryValue Value, bool Exclude);
+
+/// <summary>One page of results from one partition.</summary>
+internal sealed record QueryPage(IReadOnlyList<QueryValue> Rows, string? Continuation, int DocumentsRead);
+
+/// <summary>
+/// Runs a prepared query over the documents of one physical partition, one page at a time. Plain
+/// queries walk documents in insertion order and resume after the last document returned; ORDER BY
+/// queries resume after the last (sort key, document) pair, so pages stay correct while data changes.
+/// </summary>
+internal static class QueryExecutor
+{
+    public static QueryPage ExecutePage(
+        PreparedQuery prepared,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        int pageSize,
+        string? continuation,
+        ResumeFilter? resumeFilter)
+    {
+        var query = prepared.Query;
+        var evaluator = new QueryEvaluator(query.Alias, parameters);
+        if (prepared.IsAggregate)
+        {
+            return ExecuteAggregate(prepared, evaluator, documents, scope);
+        }
+
+        var token = continuation is null ? null : ContinuationToken.Parse(continuation);
+        long? top = query.Top is null ? null : ResolveCount(query.Top, parameters, "TOP");
+        var offset = query.Offset is null ? 0 : ResolveCount(query.Offset, parameters, "OFFSET");
+        long? limit = query.Limit is null ? null : ResolveCount(query.Limit, parameters, "LIMIT");
+        long? total = top ?? (limit is null ? null : offset + limit.Value);
+        var names = query.SelectItems.Count > 0 ? PreparedQuery.ProjectionNames(query.SelectItems) : [];
+
+        IEnumerable<(StoredDocument Document, QueryValue Key)> candidates = prepared.OrderBy is null
+            ? InsertionOrder(prepared, evaluator, documents, scope, token)
+            : SortOrder(prepared, evaluator, documents, scope, token, resumeFilter);
+
+        var rows = new List<QueryValue>(Math.Min(pageSize, 1024));
+        var passed = token?.Passed ?? 0;
+        long lastSequence = token?.Sequence ?? -1;
+        QueryValue lastKey = default;
+        var documentsRead = 0;
+        var hasMore = false;
+        foreach (var (document, key) in candidates)
+        {
+            if (total is not null && passed >= total.Value)
+            {
+                break;
+            }
+
+            evaluator.Document = document.Value;
+            var row = Project(query, names, evaluator);
+            if (row.IsUndefined)
+            {
+                continue;
+            }
+
+            if (rows.Count >= pageSize)
+            {
+                hasMore = true;
+                break;
+            }
+
+            passed++;
+            documentsRead++;
+            lastSequence = document.Sequence;
+            lastKey = key;
+            if (passed > offset)
+            {
+                rows.Add(row);
+            }
+        }
+
+        var next = hasMore
+            ? new ContinuationToken(lastSequence, passed, prepared.OrderBy is null ? null : lastKey.ToString()).Format()
+            : null;
+        return new QueryPage(rows, next, documentsRead);
+    }
+
+    /// <summary>A TOP/OFFSET/LIMIT count: a non-negative integer literal or parameter.</summary>
+    public static long ResolveCount(SqlExpression expression, IReadOnlyDictionary<string, QueryValue> parameters, string clause)
+    {
+        var value = expression switch
+        {
+            LiteralExpression literal => literal.Value,
+            ParameterExpression parameter when parameters.TryGetValue(parameter.Name, out var bound) => bound,
+            ParameterExpression parameter => throw new QueryException($"The query parameter {parameter.Name} is not defined."),
+            _ => QueryValue.Undefined,
+        };
+        if (value.Kind != QueryValueKind.Number || value.Number < 0 || value.Number != Math.Floor(value.Number) || value.Number > int.MaxValue)
+        {
+            throw new QueryException($"The {clause} value must be a non-negative integer.");
+        }
+
+        return (long)value.Number;
+    }
+
+    private static QueryPage ExecuteAggregate(
+        PreparedQuery prepared,
+        QueryEvaluator evaluator,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope)
+    {
+        var query = prepared.Query;
+        var aggregators = prepared.AggregateCalls.Select(call => new Aggregator(call)).ToArray();
+        var matched = 0;
+        foreach (var document in documents)
+        {
+            if (!scope.Includes(document))
+            {
+                continue;
+            }
+
+            evaluator.Document = document.Value;
+            if (query.Where is not null && !evaluator.IsTrue(query.Where))
+            {
+                continue;
+            }
+
+            matched++;
+            foreach (var aggregator in aggregators)
+            {
+                aggregator.Add(evaluator.Evaluate(aggregator.Call.Arguments[0]));
+            }
+        }
+
+        var results = new Dictionary<FunctionCallExpression, QueryValue>(ReferenceEqualityComparer.Instance);
+        foreach (var aggregator in aggregators)
+        {
+            results[aggregator.Call] = aggregator.Result;
+        }
+
+        evaluator.UseAggregateResults(results);
+        evaluator.Document = QueryValue.Undefined;
+        var names = query.SelectItems.Count > 0 ? PreparedQuery.ProjectionNames(query.SelectItems) : [];
+        var row = Project(query, names, evaluator);
+        return new QueryPage(row.IsUndefined ? [] : [row], null, matched);
+    }
+
+    private static IEnumerable<(StoredDocument, QueryValue)> InsertionOrder(
+        PreparedQuery prepared,
+        QueryEvaluator evaluator,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        ContinuationToken? token)
+    {
+        var start = token is null ? 0 : FirstAfter(documents, token.Sequence);
+        var where = prepared.Query.Where;
+        for (var i = start; i < documents.Count; i++)
+        {
+            var document = documents[i];
+            if (!scope.Includes(document))
+            {
+                continue;
+            }
+
+            evaluator.Document = document.Value;
+            if (where is not null && !evaluator.IsTrue(where))
+            {
+                continue;
+            }
+
+            yield return (document, default);
+        }
+    }
+
+    private static IEnumerable<(StoredDocument, QueryValue)> SortOrder(
+        PreparedQuery prepared,
+        QueryEvaluator evaluator,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        ContinuationToken? token,
+        ResumeFilter? resumeFilter)
+    {
+        var orderBy = prepared.OrderBy!;
+        var direction = orderBy.Descending ? -1 : 1;
+        var where = prepared.Query.Where;
+        var resumeKey = token?.OrderKey is null ? (QueryValue?)null : ParseKey(token.OrderKey);
+        var matches = new List<(StoredDocument Document, QueryValue Key)>();
+        foreach (var document in documents)
+        {
+            if (!scope.Includes(document))
+            {
+                continue;
+            }
+
+            evaluator.Document = document.Value;
+            if (where is not null && !evaluator.IsTrue(where))
+            {
+                continue;
+            }
+
+            var key = evaluator.Evaluate(orderBy.Expression);
+            if (resumeFilter is not null)
+            {
+                var c = QueryValueComparer.CompareForSort(key, resumeFilter.Value) * direction;
+                if (c < 0 || (c == 0 && resumeFilter.Exclude))
+                {
+                    continue;
+                }
+            }
+
+            if (resumeKey is { } k)
+            {
+                var c = QueryValueComparer.CompareForSort(key, k) * direction;
+                if (c < 0 || (c == 0 && document.Sequence <= token!.Sequence))
+                {
+                    continue;
+                }
+            }
+
+            matches.Add((document, key));
+        }
+
+        matches.Sort((a, b) =>
+        {
+            var c = QueryValueComparer.CompareForSort(a.Key, b.Key) * direction;
+            return c != 0 ? c : a.Document.Sequence.CompareTo(b.Document.Sequence);
+        });
+        return matches;
+    }
+
+    private static QueryValue Project(SqlQuery query, IReadOnlyList<string> names, QueryEvaluator evaluator)
+    {
+        if (query.SelectAll)
+        {
+            return evaluator.Document;
+        }
+
+        if (query.SelectValue is not null)
+        {
+            return evaluator.Evaluate(query.SelectValue);
+        }
+
+        var properties = new KeyValuePair<string, QueryValue>[query.SelectItems.Count];
+        for (var i = 0; i < properties.Length; i++)
+        {
+            properties[i] = new(names[i], evaluator.Evaluate(query.SelectItems[i].Expression));
+        }
+
+        return QueryValue.FromObject(properties);
+    }
+
+    private static int FirstAfter(IReadOnlyList<StoredDocument> documents, long sequence)
+    {
+        var low = 0;
+        var high = documents.Count;
+        while (low < high)
+        {
+            var mid = (low + high) / 2;
+            if (documents[mid].Sequence <= sequence)
+            {
+                low = mid + 1;
+            }
+            else
+            {
+                high = mid;
+            }
+        }
+
+        return low;
+    }
+
+    private static QueryValue ParseKey(string json)
+    {
+        if (json == "undefined")
+        {
+            return QueryValue.Undefined;
+        }
+
+        return QueryValue.FromElement(JsonSerializer.Deserialize<JsonElement>(json));
+    }
+
+    /// <summary>The emulator's own continuation: where in a partition the next page starts.</summary>
+    private sealed record ContinuationToken(long Sequence, long Passed, string? OrderKey)
+    {
+        public string Format()
+        {
+            var json = JsonSerializer.Serialize(new Dictionary<string, object?>
+            {
+                ["s"] = Sequence,
+                ["n"] = Passed,
+                ["k"] = OrderKey,
+            });
+            return Base64Url.EncodeToString(Encoding.UTF8.GetBytes(json));
+        }
+
+        public static ContinuationToken Parse(string text)
+        {
+            try
+            {
+                using var document = JsonDocument.Parse(Base64Url.DecodeFromChars(text));
+                var root = document.RootElement;
+                var key = root.TryGetProperty("k", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
+                return new ContinuationToken(root.GetProperty("s").GetInt64(), root.GetProperty("n").GetInt64(), key);
+            }
+            catch (Exception e) when (e is FormatException or JsonException or KeyNotFoundException or InvalidOperationException)
+            {
+                throw new QueryException($"The continuation token '{Truncate(text)}' is not one this emulator issued.");
+            }
+        }
+
+        private static string Truncate(string text) =>
+            text.Length <= 40 ? text : text[..40].ToString(CultureInfo.InvariantCulture) + "…";
+    }
+}

@@ -1,0 +1,378 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Partitioning;
+
+namespace DroneDelivery.Emulators.CosmosDb.Query;
+
+/// <summary>An EPK range of a query plan.</summary>
+internal sealed record QueryRange(string Min, string Max, bool IsMinInclusive, bool IsMaxInclusive);
+
+/// <summary>
+/// What the SDK's query pipeline needs to run a query across partitions: the per-partition
+/// rewritten query, how to merge (order, aggregates, top, offset) and which EPK ranges to visit.
+/// </summary>
+internal sealed record QueryPlan
+{
+    public string RewrittenQuery { get; init; } = string.Empty;
+
+    public long? Top { get; init; }
+
+    public long? Offset { get; init; }
+
+    public long? Limit { get; init; }
+
+    public IReadOnlyList<string> OrderBy { get; init; } = [];
+
+    public IReadOnlyList<string> OrderByExpressions { get; init; } = [];
+
+    public IReadOnlyList<string> Aggregates { get; init; } = [];
+
+    public IReadOnlyList<KeyValuePair<string, string>> AliasToAggregate { get; init; } = [];
+
+    public bool HasSelectValue { get; init; }
+
+    public required IReadOnlyList<QueryRange> Ranges { get; init; }
+
+    /// <summary>Writes the plan in the shape of the SDK's <c>PartitionedQueryExecutionInfo</c>.</summary>
+    public void WriteTo(Utf8JsonWriter writer)
+    {
+        writer.WriteStartObject();
+        writer.WriteNumber("partitionedQueryExecutionInfoVersion", 2);
+        writer.WriteStartObject("queryInfo");
+        writer.WriteString("distinctType", "None");
+        WriteNullable(writer, "top", Top);
+        WriteNullable(writer, "offset", Offset);
+        WriteNullable(writer, "limit", Limit);
+        WriteStrings(writer, "orderBy", OrderBy);
+        WriteStrings(writer, "orderByExpressions", OrderByExpressions);
+        WriteStrings(writer, "groupByExpressions", []);
+        WriteStrings(writer, "groupByAliases", AliasToAggregate.Select(p => p.Key).ToList());
+        WriteStrings(writer, "aggregates", Aggregates);
+        writer.WriteStartObject("groupByAliasToAggregateType");
+        foreach (var (alias, aggregate) in AliasToAggregate)
+        {
+            writer.WriteString(alias, aggregate);
+        }
+
+        writer.WriteEndObject();
+        writer.WriteString("rewrittenQuery", RewrittenQuery);
+        writer.WriteBoolean("hasSelectValue", HasSelectValue);
+        writer.WriteNull("dCountInfo");
+        writer.WriteBoolean("hasNonStreamingOrderBy", false);
+        writer.WriteEndObject();
+        writer.WriteStartArray("queryRanges");
+        foreach (var range in Ranges)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("min", range.Min);
+            writer.WriteString("max", range.Max);
+            writer.WriteBoolean("isMinInclusive", range.IsMinInclusive);
+            writer.WriteBoolean("isMaxInclusive", range.IsMaxInclusive);
+            writer.WriteEndObject();
+        }
+
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+    }
+
+    private static void WriteNullable(Utf8JsonWriter writer, string name, long? value)
+    {
+        if (value is null)
+        {
+            writer.WriteNull(name);
+        }
+        else
+        {
+            writer.WriteNumber(name, value.Value);
+        }
+    }
+
+    private static void WriteStrings(Utf8JsonWriter writer, string name, IReadOnlyList<string> values)
+    {
+        writer.WriteStartArray(name);
+        foreach (var value in values)
+        {
+            writer.WriteStringValue(value);
+        }
+
+        writer.WriteEndArray();
+    }
+}
+
+/// <summary>
+/// Builds query plans with the same rewrites the service's query planner makes (as seen in the SDK's
+/// own query-plan baselines), so that the unmodified SDK merges ORDER BY, aggregates, TOP and
+/// OFFSET LIMIT correctly across physical partitions.
+/// </summary>
+internal static class QueryPlanner
+{
+    public const string OrderByFilterPlaceholder = "{documentdb-formattableorderbyquery-filter}";
+
+    public static QueryPlan Plan(
+        PreparedQuery prepared,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        IReadOnlyList<string> partitionKeyPath,
+        int hashVersion)
+    {
+        var query = prepared.Query;
+        var ranges = TargetRanges(query, parameters, partitionKeyPath, hashVersion);
+        if (prepared.IsAggregate)
+        {
+            return PlanAggregate(prepared, ranges);
+        }
+
+        var top = query.Top is null ? (long?)null : QueryExecutor.ResolveCount(query.Top, parameters, "TOP");
+        long? offset = query.Offset is null ? null : QueryExecutor.ResolveCount(query.Offset, parameters, "OFFSET");
+        long? limit = query.Limit is null ? null : QueryExecutor.ResolveCount(query.Limit, parameters, "LIMIT");
+        var orderBy = prepared.OrderBy;
+        if (orderBy is null)
+        {
+            // Plain queries run as written on every range; OFFSET LIMIT becomes a per-range LIMIT of
+            // offset + limit and the SDK skips and takes.
+            var rewritten = offset is null ? string.Empty : SqlPrinter.Print(query with
+            {
+                Offset = new LiteralExpression(QueryValue.FromNumber(0)),
+                Limit = new LiteralExpression(QueryValue.FromNumber(offset.Value + limit!.Value)),
+            });
+            return new QueryPlan
+            {
+                RewrittenQuery = rewritten,
+                Top = top,
+                Offset = offset,
+                Limit = limit,
+                HasSelectValue = query.SelectValue is not null,
+                Ranges = ranges,
+            };
+        }
+
+        return new QueryPlan
+        {
+            RewrittenQuery = RewriteOrderBy(query, orderBy, offset, limit),
+            Top = top,
+            Offset = offset,
+            Limit = limit,
+            OrderBy = [orderBy.Descending ? "Descending" : "Ascending"],
+            OrderByExpressions = [SqlPrinter.Print(orderBy.Expression)],
+            HasSelectValue = query.SelectValue is not null,
+            Ranges = ranges,
+        };
+    }
+
+    private static QueryPlan PlanAggregate(PreparedQuery prepared, IReadOnlyList<QueryRange> ranges)
+    {
+        var query = prepared.Query;
+        if (query.SelectValue is not null)
+        {
+            if (query.SelectValue is not FunctionCallExpression { IsAggregate: true } call)
+            {
+                throw QueryException.Unsupported(
+                    "an aggregate inside an expression (use SELECT VALUE COUNT(...) or SELECT COUNT(...) AS a, SUM(...) AS b)");
+            }
+
+            return new QueryPlan
+            {
+                RewrittenQuery = SqlPrinter.Print(query with { SelectValue = new ArrayExpression([PartialAggregate(call)]) }),
+                Aggregates = [Aggregates.PlanName(call.Name)!],
+                HasSelectValue = true,
+                Ranges = ranges,
+            };
+        }
+
+        var names = PreparedQuery.ProjectionNames(query.SelectItems);
+        var payload = new List<KeyValuePair<string, SqlExpression>>();
+        var aliases = new List<KeyValuePair<string, string>>();
+        for (var i = 0; i < query.SelectItems.Count; i++)
+        {
+            if (query.SelectItems[i].Expression is not FunctionCallExpression { IsAggregate: true } call)
+            {
+                throw QueryException.Unsupported(
+                    "an aggregate inside an expression (use SELECT VALUE COUNT(...) or SELECT COUNT(...) AS a, SUM(...) AS b)");
+            }
+
+            payload.Add(new(names[i], PartialAggregate(call)));
+            aliases.Add(new(names[i], Aggregates.PlanName(call.Name)!));
+        }
+
+        var rewritten = query with
+        {
+            SelectItems = [new SelectItem(new ObjectExpression(payload), "payload")],
+        };
+        return new QueryPlan
+        {
+            RewrittenQuery = SqlPrinter.Print(rewritten),
+            AliasToAggregate = aliases,
+            Ranges = ranges,
+        };
+    }
+
+    // The per-partition partial result the SDK combines: {"item": COUNT(x)}; AVG as sum and count;
+    // MIN/MAX with the count so that partitions without values are ignored.
+    private static ObjectExpression PartialAggregate(FunctionCallExpression call)
+    {
+        var argument = call.Arguments[0];
+        FunctionCallExpression Call(string name) => new(name, [argument]);
+        return call.Name switch
+        {
+            "AVG" => new ObjectExpression(
+            [
+                new("item", new ObjectExpression([new("sum", Call("SUM")), new("count", Call("COUNT"))])),
+            ]),
+            "MIN" or "MAX" => new ObjectExpression(
+            [
+                new("item", call),
+                new("item2", new ObjectExpression([new(call.Name.ToLowerInvariant(), Call(call.Name)), new("count", Call("COUNT"))])),
+            ]),
+            _ => new ObjectExpression([new("item", call)]),
+        };
+    }
+
+    private static string RewriteOrderBy(SqlQuery query, OrderByItem orderBy, long? offset, long? limit)
+    {
+        var alias = query.Alias;
+        SqlExpression payload;
+        SqlExpression? where = query.Where;
+        if (query.SelectAll)
+        {
+            payload = new IdentifierExpression(alias);
+        }
+        else if (query.SelectValue is not null)
+        {
+            payload = query.SelectValue;
+            // VALUE projections that are undefined produce no row in the service.
+            var defined = new FunctionCallExpression("IS_DEFINED", [query.SelectValue]);
+            where = where is null ? defined : new BinaryExpression(BinaryOperator.And, where, defined);
+        }
+        else
+        {
+            var names = PreparedQuery.ProjectionNames(query.SelectItems);
+            payload = new ObjectExpression([.. query.SelectItems.Select((item, i) => new KeyValuePair<string, SqlExpression>(names[i], item.Expression))]);
+        }
+
+        var text = new StringBuilder("SELECT ");
+        if (query.Top is not null)
+        {
+            text.Append("TOP ").Append(SqlPrinter.Print(query.Top)).Append(' ');
+        }
+
+        text.Append(alias).Append("._rid, [{\"item\": ").Append(SqlPrinter.Print(orderBy.Expression)).Append("}] AS orderByItems, ")
+            .Append(SqlPrinter.Print(payload)).Append(" AS payload FROM ").Append(query.FromName);
+        if (!string.Equals(query.FromName, alias, StringComparison.Ordinal))
+        {
+            text.Append(" AS ").Append(alias);
+        }
+
+        text.Append(" WHERE ");
+        text.Append(where is null
+            ? $"({OrderByFilterPlaceholder})"
+            : $"({SqlPrinter.Print(where)} AND ({OrderByFilterPlaceholder}))");
+        text.Append(" ORDER BY ").Append(SqlPrinter.Print(orderBy.Expression)).Append(orderBy.Descending ? " DESC" : " ASC");
+        if (offset is not null)
+        {
+            text.Append(" OFFSET 0 LIMIT ").Append((offset.Value + limit!.Value).ToString(CultureInfo.InvariantCulture));
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>
+    /// The EPK ranges the query can touch: a point range per value when the WHERE clause pins the
+    /// partition key with <c>=</c> or <c>IN</c> at its top level, otherwise the whole space.
+    /// </summary>
+    private static IReadOnlyList<QueryRange> TargetRanges(
+        SqlQuery query,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        IReadOnlyList<string> partitionKeyPath,
+        int hashVersion)
+    {
+        var full = new[] { new QueryRange(EffectivePartitionKey.Minimum, EffectivePartitionKey.Maximum, true, false) };
+        if (query.Where is null || partitionKeyPath.Count == 0)
+        {
+            return full;
+        }
+
+        foreach (var conjunct in Conjuncts(query.Where))
+        {
+            IReadOnlyList<SqlExpression>? values = conjunct switch
+            {
+                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Left, query.Alias, partitionKeyPath) => [eq.Right],
+                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Right, query.Alias, partitionKeyPath) => [eq.Left],
+                InExpression { Negated: false } @in when IsPartitionKeyPath(@in.Value, query.Alias, partitionKeyPath) => @in.Items,
+                _ => null,
+            };
+            if (values is null)
+            {
+                continue;
+            }
+
+            var epks = new SortedSet<string>(StringComparer.Ordinal);
+            foreach (var value in values)
+            {
+                var constant = value switch
+                {
+                    LiteralExpression literal => literal.Value,
+                    ParameterExpression parameter when parameters.TryGetValue(parameter.Name, out var bound) => bound,
+                    _ => (QueryValue?)null,
+                };
+                if (constant is not { } c || c.Kind is QueryValueKind.Array or QueryValueKind.Object or QueryValueKind.Undefined)
+                {
+                    epks = null;
+                    break;
+                }
+
+                epks.Add(EffectivePartitionKey.Compute(ToComponent(c), hashVersion));
+            }
+
+            if (epks is { Count: > 0 })
+            {
+                return [.. epks.Select(epk => new QueryRange(epk, epk, true, true))];
+            }
+        }
+
+        return full;
+    }
+
+    private static IEnumerable<SqlExpression> Conjuncts(SqlExpression expression)
+    {
+        if (expression is BinaryExpression { Operator: BinaryOperator.And } and)
+        {
+            foreach (var c in Conjuncts(and.Left))
+            {
+                yield return c;
+            }
+
+            foreach (var c in Conjuncts(and.Right))
+            {
+                yield return c;
+            }
+        }
+        else
+        {
+            yield return expression;
+        }
+    }
+
+    private static bool IsPartitionKeyPath(SqlExpression expression, string alias, IReadOnlyList<string> path)
+    {
+        for (var i = path.Count - 1; i >= 0; i--)
+        {
+            if (expression is not PropertyExpression property || !string.Equals(property.Name, path[i], StringComparison.Ordinal))
+            {
+                return false;
+            }
+
+            expression = property.Target;
+        }
+
+        return expression is IdentifierExpression identifier && string.Equals(identifier.Name, alias, StringComparison.Ordinal);
+    }
+
+    public static PartitionKeyComponent ToComponent(in QueryValue value) => value.Kind switch
+    {
+        QueryValueKind.String => new PartitionKeyComponent(PartitionKeyKind.String, Text: value.AsString()),
+        QueryValueKind.Number => new PartitionKeyComponent(PartitionKeyKind.Number, value.Number),
+        QueryValueKind.Boolean => new PartitionKeyComponent(value.IsTrue ? PartitionKeyKind.True : PartitionKeyKind.False),
+        QueryValueKind.Null => new PartitionKeyComponent(PartitionKeyKind.Null),
+        _ => PartitionKeyComponent.Undefined,
+    };
+}

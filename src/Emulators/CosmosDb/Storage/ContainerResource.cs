@@ -1,0 +1,196 @@
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using DroneDelivery.Emulators.CosmosDb.Capacity;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Metrics;
+using DroneDelivery.Emulators.CosmosDb.Partitioning;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
+
+namespace DroneDelivery.Emulators.CosmosDb.Storage;
+
+/// <summary>A container (collection): its definition, physical partitions and capacity model.</summary>
+internal sealed class ContainerResource
+{
+    private readonly JsonObject _properties;
+    private long _sequence;
+
+    public ContainerResource(
+        DatabaseResource database,
+        string id,
+        string rid,
+        string partitionKeyPath,
+        int partitionKeyVersion,
+        JsonObject properties,
+        ThroughputPool pool,
+        OfferResource? offer,
+        LatencyOptions latency,
+        RequestChargeOptions charges,
+        int metricsHistorySeconds)
+    {
+        Database = database;
+        Id = id;
+        Rid = rid;
+        RidBytes = ResourceIds.Decode(rid);
+        PartitionKeyPath = partitionKeyPath;
+        PartitionKeySegments = partitionKeyPath.Split('/', StringSplitOptions.RemoveEmptyEntries);
+        PartitionKeyVersion = partitionKeyVersion;
+        _properties = properties;
+        Pool = pool;
+        Offer = offer;
+        Latency = latency;
+        Charges = charges;
+        Timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        ETag = ETags.New();
+        Layout = PartitionLayout.Create(pool.PartitionCount, partitionKeyVersion);
+        Partitions = [.. Layout.Ranges.Select((range, i) =>
+            new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), metricsHistorySeconds))];
+        RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
+    }
+
+    public DatabaseResource Database { get; }
+
+    public string Id { get; }
+
+    public string Rid { get; }
+
+    public byte[] RidBytes { get; }
+
+    public string PartitionKeyPath { get; }
+
+    public IReadOnlyList<string> PartitionKeySegments { get; }
+
+    public int PartitionKeyVersion { get; }
+
+    public ThroughputPool Pool { get; }
+
+    /// <summary>The container's own offer; null when it shares its database's throughput.</summary>
+    public OfferResource? Offer { get; }
+
+    public LatencyOptions Latency { get; }
+
+    public RequestChargeOptions Charges { get; }
+
+    public long Timestamp { get; }
+
+    public string ETag { get; }
+
+    public PartitionLayout Layout { get; }
+
+    public IReadOnlyList<PhysicalPartition> Partitions { get; }
+
+    /// <summary>The version of the partition key range map; constant because partitions never split.</summary>
+    public string RoutingMapETag { get; }
+
+    public RequestCounters Counters { get; } = new();
+
+    public string SelfLink => $"dbs/{Database.Rid}/colls/{Rid}/";
+
+    /// <summary>The name-based link, as in <c>x-ms-alt-content-path</c>.</summary>
+    public string AltLink => $"dbs/{Database.Id}/colls/{Id}";
+
+    public long NextSequence() => Interlocked.Increment(ref _sequence);
+
+    public PhysicalPartition PartitionFor(string epk) => Partitions[Layout.Locate(epk)];
+
+    public string EffectivePartitionKeyOf(PartitionKeyComponent value) =>
+        EffectivePartitionKey.Compute(value, PartitionKeyVersion);
+
+    /// <summary>The value at the partition key path of a document (undefined when absent).</summary>
+    public PartitionKeyComponent PartitionKeyOf(JsonElement document)
+    {
+        var current = document;
+        foreach (var segment in PartitionKeySegments)
+        {
+            if (current.ValueKind != JsonValueKind.Object || !current.TryGetProperty(segment, out current))
+            {
+                return PartitionKeyComponent.Undefined;
+            }
+        }
+
+        return PartitionKeyComponent.FromJson(current);
+    }
+
+    public PhysicalPartition? PartitionById(string id)
+    {
+        // Accept "<collectionRid>,<id>" too, the form some clients use.
+        var comma = id.LastIndexOf(',');
+        if (comma >= 0)
+        {
+            id = id[(comma + 1)..];
+        }
+
+        return int.TryParse(id, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var index)
+            && index >= 0 && index < Partitions.Count ? Partitions[index] : null;
+    }
+
+    public long DocumentCount => Partitions.Sum(p => (long)p.Count);
+
+    public void WriteTo(Utf8JsonWriter writer)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("id", Id);
+        foreach (var (name, value) in _properties)
+        {
+            writer.WritePropertyName(name);
+            if (value is null)
+            {
+                writer.WriteNullValue();
+            }
+            else
+            {
+                value.WriteTo(writer);
+            }
+        }
+
+        writer.WriteStartObject("partitionKey");
+        writer.WriteStartArray("paths");
+        writer.WriteStringValue(PartitionKeyPath);
+        writer.WriteEndArray();
+        writer.WriteString("kind", "Hash");
+        writer.WriteNumber("version", PartitionKeyVersion);
+        writer.WriteEndObject();
+        writer.WriteString("_rid", Rid);
+        writer.WriteNumber("_ts", Timestamp);
+        writer.WriteString("_self", SelfLink);
+        writer.WriteString("_etag", ETag);
+        writer.WriteString("_docs", "docs/");
+        writer.WriteString("_sprocs", "sprocs/");
+        writer.WriteString("_triggers", "triggers/");
+        writer.WriteString("_udfs", "udfs/");
+        writer.WriteString("_conflicts", "conflicts/");
+        writer.WriteEndObject();
+    }
+
+    /// <summary>The user-settable container properties to keep, with defaults for the ones the SDK expects.</summary>
+    public static JsonObject EchoedProperties(JsonObject? body)
+    {
+        var properties = new JsonObject();
+        if (body is not null)
+        {
+            foreach (var (name, value) in body)
+            {
+                if (name is "id" or "partitionKey" || name.StartsWith('_'))
+                {
+                    continue;
+                }
+
+                properties[name] = value?.DeepClone();
+            }
+        }
+
+        properties["indexingPolicy"] ??= JsonNode.Parse(
+            """{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}""");
+        properties["conflictResolutionPolicy"] ??= JsonNode.Parse(
+            """{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}""");
+        properties["geospatialConfig"] ??= JsonNode.Parse("""{"type":"Geography"}""");
+        return properties;
+    }
+}
+
+internal static class ETags
+{
+    private static long _counter = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() << 12;
+
+    public static string New() =>
+        $"\"{Interlocked.Increment(ref _counter):x16}-0000-0000-0000-000000000000\"";
+}
