@@ -539,6 +539,7 @@ public sealed class ReceiverLink : AmqpLink
     private Transfer? _partialFirst;
     private uint _deliveryCount;
     private uint _credit;
+    private uint _toRestore;
     private bool _drain;
     private TaskCompletionSource? _drainCompleted;
     private AmqpException? _closedException;
@@ -676,6 +677,11 @@ public sealed class ReceiverLink : AmqpLink
             ThrowIfClosed();
             if (delivery.Settled || delivery.RemoteSettled || ReceiverSettleMode == ReceiverSettleMode.First)
             {
+                if (!delivery.Settled && AutoCredit > 0 && !delivery.RemoteSettled)
+                {
+                    RestoreCredit();
+                }
+
                 delivery.Settled = true;
                 Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
                 return Task.FromResult<DeliveryState?>(state);
@@ -699,24 +705,42 @@ public sealed class ReceiverLink : AmqpLink
                 return;
             }
 
+            if (AutoCredit > 0 && !delivery.RemoteSettled)
+            {
+                RestoreCredit();
+            }
+
             delivery.Settled = true;
             Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
         }
     }
 
+    /// <summary>Pre-settled deliveries give their credit back when the application takes them.</summary>
     private void TopUpCredit()
     {
-        if (AutoCredit == 0 || IsClosed)
+        if (AutoCredit > 0 && (SenderSettleMode == SenderSettleMode.Settled))
+        {
+            RestoreCredit();
+        }
+    }
+
+    /// <summary>
+    /// With <see cref="AutoCredit"/>, one unit of credit comes back per delivery settled by this side (or taken, when
+    /// pre-settled), and flows are batched: unsettled prefetched deliveries keep holding their credit.
+    /// </summary>
+    private void RestoreCredit()
+    {
+        if (IsClosed || DetachSent)
         {
             return;
         }
 
-        var outstanding = (long)_credit + _buffer.Count;
-        var deficit = AutoCredit - outstanding;
-        // Batch small top-ups so a busy link does not send a flow per message.
-        if (deficit > 0 && (deficit >= Math.Max(1, AutoCredit / 10) || outstanding == 0))
+        _toRestore++;
+        var threshold = Math.Max(1u, AutoCredit / 10);
+        if (_toRestore >= threshold || _credit == 0)
         {
-            _credit = unchecked(_credit + (uint)deficit);
+            _credit = (uint)Math.Min((long)AutoCredit, (long)_credit + _toRestore);
+            _toRestore = 0;
             Session.SendFlow(this);
         }
     }
@@ -880,9 +904,14 @@ public sealed class ReceiverLink : AmqpLink
         }
 
         delivery.RemoteSettled = true;
-        delivery.Settled = true;
         lock (Sync)
         {
+            if (!delivery.Settled && AutoCredit > 0)
+            {
+                RestoreCredit();
+            }
+
+            delivery.Settled = true;
             _awaitingOutcome.Remove(delivery);
         }
 
