@@ -1,0 +1,103 @@
+using System.Diagnostics;
+using System.Text;
+using DroneDelivery.LocalSystem;
+
+namespace DroneDelivery.Charts.Tests.Infrastructure;
+
+/// <summary>The result of running a command-line tool to completion.</summary>
+public sealed record ToolResult(int ExitCode, string StandardOutput, string StandardError)
+{
+    public string Describe() => $"exit code {ExitCode}\n--- stdout ---\n{StandardOutput}\n--- stderr ---\n{StandardError}";
+}
+
+/// <summary>
+/// helm and kubeconform: found through an environment variable (HELM, KUBECONFORM), then PATH,
+/// then the shared tool folder beside the checkout (CI) or /work/shared/bin. Missing tools FAIL
+/// the tests with a message saying what to install or set: chart tests that silently skip would
+/// let a broken chart through.
+/// </summary>
+public static class ExternalTool
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    public static string Helm { get; } = Locate("helm", "HELM");
+
+    public static string Kubeconform { get; } = Locate("kubeconform", "KUBECONFORM");
+
+    /// <summary>Kubernetes 1.33 standalone-strict JSON schemas (KUBERNETES_SCHEMAS overrides).</summary>
+    public static string KubernetesSchemas { get; } = LocateSchemas();
+
+    public static string[] SharedFolders(params string[] parts) =>
+    [
+        Path.GetFullPath(Path.Combine([RepositoryLayout.Root, "..", "shared", .. parts])),
+        Path.Combine(["/work/shared", .. parts]),
+    ];
+
+    public static ToolResult Run(string tool, IEnumerable<string> arguments, string? workingDirectory = null)
+    {
+        var start = new ProcessStartInfo(tool)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+            WorkingDirectory = workingDirectory ?? RepositoryLayout.Root,
+        };
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        using var process = Process.Start(start) ?? throw new InvalidOperationException($"Cannot start {tool}.");
+        var stdout = new StringBuilder();
+        var stderr = new StringBuilder();
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) { lock (stdout) { stdout.Append(e.Data).Append('\n'); } } };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) { lock (stderr) { stderr.Append(e.Data).Append('\n'); } } };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        if (!process.WaitForExit(Timeout))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"{Path.GetFileName(tool)} {string.Join(' ', start.ArgumentList)} did not finish within {Timeout.TotalSeconds} s.");
+        }
+
+        process.WaitForExit();
+        return new ToolResult(process.ExitCode, stdout.ToString(), stderr.ToString());
+    }
+
+    private static string Locate(string name, string variable)
+    {
+        var configured = Environment.GetEnvironmentVariable(variable);
+        if (!string.IsNullOrWhiteSpace(configured))
+        {
+            return File.Exists(configured)
+                ? configured
+                : throw new InvalidOperationException($"{variable} is set to '{configured}', which does not exist.");
+        }
+
+        var candidates = (Environment.GetEnvironmentVariable("PATH") ?? string.Empty)
+            .Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
+            .Select(dir => Path.Combine(dir, name))
+            .Concat(SharedFolders("bin", name));
+        return candidates.FirstOrDefault(File.Exists)
+            ?? throw new InvalidOperationException(
+                $"The chart tests need '{name}' and cannot find it: set {variable} to its path, put it on PATH, " +
+                $"or provide {string.Join(" or ", SharedFolders("bin", name))}.");
+    }
+
+    private static string LocateSchemas()
+    {
+        const string folder = "v1.33.0-standalone-strict";
+        var configured = Environment.GetEnvironmentVariable("KUBERNETES_SCHEMAS");
+        if (!string.IsNullOrWhiteSpace(configured))
+        {
+            return Directory.Exists(configured)
+                ? configured
+                : throw new InvalidOperationException($"KUBERNETES_SCHEMAS is set to '{configured}', which does not exist.");
+        }
+
+        return SharedFolders("k8s-schemas", folder).FirstOrDefault(Directory.Exists)
+            ?? throw new InvalidOperationException(
+                $"The chart tests need the Kubernetes 1.33 JSON schemas ({folder}) for kubeconform and cannot find them: " +
+                $"set KUBERNETES_SCHEMAS or provide {string.Join(" or ", SharedFolders("k8s-schemas", folder))}.");
+    }
+}
