@@ -1,0 +1,87 @@
+namespace DroneDelivery.Contracts;
+
+/// <summary>Where a delivery is in its life. Each change is also recorded as a tracking event.</summary>
+public enum DeliveryStage
+{
+    Created,
+    Rescheduled,
+    Cancelled,
+}
+
+/// <summary>The body of <c>PUT /api/deliveries/{id}</c>: the delivery Workflow schedules once a package and a drone exist.</summary>
+public sealed record DeliverySchedule
+{
+    public string? OwnerId { get; init; }
+
+    public string? PickupLocation { get; init; }
+
+    public string? DropoffLocation { get; init; }
+
+    public DateTimeOffset? PickupTime { get; init; }
+
+    public DateTimeOffset? Deadline { get; init; }
+
+    public bool? Expedited { get; init; }
+
+    public ConfirmationType? ConfirmationRequired { get; init; }
+
+    public string? PackageId { get; init; }
+
+    public string? DroneId { get; init; }
+
+    public void Validate(FieldErrors errors)
+    {
+        errors.RequireIdentifier("ownerId", OwnerId);
+        errors.RequireLocation("pickupLocation", PickupLocation);
+        errors.RequireLocation("dropoffLocation", DropoffLocation);
+        errors.Require("pickupTime", PickupTime);
+        errors.Require("deadline", Deadline);
+        if (PickupTime is { } pickup)
+        {
+            errors.Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
+                $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
+            if (Deadline is { } deadline)
+            {
+                errors.Check(deadline > pickup, "deadline", "deadline must be later than pickupTime.");
+            }
+        }
+
+        errors.RequireIdentifier("packageId", PackageId);
+        errors.RequireIdentifier("droneId", DroneId);
+    }
+}
+
+/// <summary>A scheduled delivery as Delivery stores and returns it.</summary>
+public sealed record DeliveryRecord(
+    string DeliveryId,
+    string OwnerId,
+    string PickupLocation,
+    string DropoffLocation,
+    DateTimeOffset PickupTime,
+    DateTimeOffset Deadline,
+    bool Expedited,
+    ConfirmationType ConfirmationRequired,
+    string PackageId,
+    string DroneId,
+    DeliveryStage Stage,
+    DateTimeOffset CreatedAt,
+    DateTimeOffset UpdatedAt)
+{
+    [System.Text.Json.Serialization.JsonIgnore]
+    public BillingPeriod Period => BillingPeriod.Of(PickupTime);
+}
+
+/// <summary>One entry of a delivery's history.</summary>
+public sealed record TrackingEvent(DeliveryStage Stage, DateTimeOffset Timestamp);
+
+/// <summary><c>GET /api/deliveries/{id}/status</c>.</summary>
+public sealed record DeliveryStatus(
+    string DeliveryId,
+    DeliveryStage Stage,
+    DateTimeOffset PickupTime,
+    DateTimeOffset Deadline,
+    string DroneId,
+    DateTimeOffset LastUpdated);
+
+/// <summary><c>GET /api/deliveries/summary</c>: deliveries scheduled (and not cancelled) for an owner in a month.</summary>
+public sealed record DeliverySummary(string OwnerId, int Year, int Month, long Count);

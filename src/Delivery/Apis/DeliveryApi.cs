@@ -1,0 +1,139 @@
+using DroneDelivery.Contracts;
+using DroneDelivery.Contracts.Http;
+using DroneDelivery.Delivery.Store;
+using Microsoft.AspNetCore.Http.HttpResults;
+
+namespace DroneDelivery.Delivery.Apis;
+
+public static class DeliveryApi
+{
+    public static WebApplication MapDeliveryApi(this WebApplication app)
+    {
+        var api = app.MapGroup(string.Empty).WithTags("Deliveries");
+        api.MapGet(Routes.Deliveries.Summary, GetSummaryAsync).WithName("GetDeliverySummary")
+            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.");
+        api.MapPut(Routes.Deliveries.Item, PutAsync).WithName("PutDelivery")
+            .WithSummary("Schedules a delivery; an identical repeat changes nothing.");
+        api.MapGet(Routes.Deliveries.Item, GetAsync).WithName("GetDelivery");
+        api.MapPatch(Routes.Deliveries.Item, RescheduleAsync).WithName("RescheduleDelivery")
+            .WithSummary("Changes pickup/dropoff location or time, or the deadline.");
+        api.MapDelete(Routes.Deliveries.Item, CancelAsync).WithName("CancelDelivery")
+            .WithSummary("Cancels a delivery; it leaves the owner's monthly count. Answers the cancelled delivery.");
+        api.MapGet(Routes.Deliveries.Status, GetStatusAsync).WithName("GetDeliveryStatus");
+        api.MapGet(Routes.Deliveries.Events, GetEventsAsync).WithName("GetDeliveryEvents");
+        return app;
+    }
+
+    internal static async Task<Results<Ok<DeliverySummary>, ValidationProblem>> GetSummaryAsync(
+        string? ownerId, string? year, string? month, DeliveryStore store)
+    {
+        var errors = new FieldErrors();
+        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        var count = await store.CountAsync(ownerId!, period);
+        return TypedResults.Ok(new DeliverySummary(ownerId!, period.Year, period.Month, count));
+    }
+
+    internal static async Task<Results<Created<DeliveryRecord>, Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
+        string id, DeliverySchedule? schedule, DeliveryStore store)
+    {
+        var errors = new FieldErrors();
+        errors.RequireIdentifier("id", id);
+        if (schedule is null)
+        {
+            errors.Add("body", "A JSON delivery schedule is required.");
+        }
+        else
+        {
+            schedule.Validate(errors);
+        }
+
+        if (!errors.IsEmpty)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        var (result, delivery) = await store.PutAsync(id, schedule!);
+        return result switch
+        {
+            PutResult.Created => TypedResults.Created("/" + Routes.Deliveries.ItemPath(id), delivery),
+            PutResult.Cancelled => Problems.Conflict("Delivery cancelled", $"Delivery '{id}' was cancelled and cannot be scheduled again."),
+            _ => TypedResults.Ok(delivery),
+        };
+    }
+
+    internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, DeliveryStore store)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        return await store.GetAsync(id) is { } delivery ? TypedResults.Ok(delivery) : Problems.NotFound("Delivery", id);
+    }
+
+    internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> RescheduleAsync(
+        string id, RescheduleRequest? change, DeliveryStore store)
+    {
+        var errors = new FieldErrors();
+        errors.RequireIdentifier("id", id);
+        if (change is null)
+        {
+            errors.Add("body", "A JSON body with the fields to change is required.");
+        }
+        else
+        {
+            change.Validate(errors);
+        }
+
+        if (!errors.IsEmpty)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        var (result, delivery) = await store.RescheduleAsync(id, change!);
+        return result switch
+        {
+            ChangeResult.Changed => TypedResults.Ok(delivery!),
+            ChangeResult.DeadlineNotAfterPickup => Problems.Invalid("deadline", "deadline must be later than pickupTime."),
+            ChangeResult.Cancelled => Problems.Conflict("Delivery cancelled", $"Delivery '{id}' was cancelled and cannot be rescheduled."),
+            _ => Problems.NotFound("Delivery", id),
+        };
+    }
+
+    internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> CancelAsync(string id, DeliveryStore store)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        var (result, delivery) = await store.CancelAsync(id);
+        return result == ChangeResult.Changed ? TypedResults.Ok(delivery!) : Problems.NotFound("Delivery", id);
+    }
+
+    internal static async Task<Results<Ok<DeliveryStatus>, ValidationProblem, ProblemHttpResult>> GetStatusAsync(string id, DeliveryStore store)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        return await store.GetAsync(id) is { } delivery
+            ? TypedResults.Ok(new DeliveryStatus(delivery.DeliveryId, delivery.Stage, delivery.PickupTime, delivery.Deadline, delivery.DroneId, delivery.UpdatedAt))
+            : Problems.NotFound("Delivery", id);
+    }
+
+    internal static async Task<Results<Ok<IReadOnlyList<TrackingEvent>>, ValidationProblem, ProblemHttpResult>> GetEventsAsync(string id, DeliveryStore store)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        return await store.GetEventsAsync(id) is { } events ? TypedResults.Ok(events) : Problems.NotFound("Delivery", id);
+    }
+}
