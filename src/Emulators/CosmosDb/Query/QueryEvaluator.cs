@@ -187,6 +187,7 @@ internal sealed class QueryEvaluator(string alias, IReadOnlyDictionary<string, Q
         }
     }
 
+    // x IN (a, b) is x = a OR x = b, with the same three-valued logic.
     private QueryValue EvaluateIn(InExpression @in)
     {
         var value = Evaluate(@in.Value);
@@ -195,17 +196,19 @@ internal sealed class QueryEvaluator(string alias, IReadOnlyDictionary<string, Q
             return QueryValue.Undefined;
         }
 
-        var found = false;
+        var undefined = false;
         foreach (var item in @in.Items)
         {
-            if (QueryValueComparer.DeepEquals(value, Evaluate(item)))
+            var equal = QueryValueComparer.EqualsOperator(value, Evaluate(item));
+            if (equal.IsTrue)
             {
-                found = true;
-                break;
+                return QueryValue.FromBoolean(!@in.Negated);
             }
+
+            undefined |= equal.IsUndefined;
         }
 
-        return QueryValue.FromBoolean(found != @in.Negated);
+        return undefined ? QueryValue.Undefined : QueryValue.FromBoolean(@in.Negated);
     }
 
     private QueryValue EvaluateBetween(BetweenExpression between)

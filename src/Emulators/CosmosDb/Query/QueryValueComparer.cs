@@ -4,11 +4,12 @@ namespace DroneDelivery.Emulators.CosmosDb.Query;
 internal static class QueryValueComparer
 {
     /// <summary>
-    /// <c>=</c>: undefined if either side is undefined; false across types; deep for arrays and objects.
+    /// <c>=</c>: undefined if either side is undefined or the two have different types (so
+    /// <c>null = 'x'</c> and <c>null != 'x'</c> both exclude the item); deep for arrays and objects.
     /// </summary>
     public static QueryValue EqualsOperator(in QueryValue left, in QueryValue right)
     {
-        if (left.IsUndefined || right.IsUndefined)
+        if (left.IsUndefined || right.IsUndefined || left.Kind != right.Kind)
         {
             return QueryValue.Undefined;
         }

@@ -1,0 +1,196 @@
+using System.Net;
+using System.Text;
+using Microsoft.Azure.Cosmos;
+
+namespace DroneDelivery.Emulators.CosmosDb.Tests;
+
+public sealed class ItemTests : IAsyncLifetime
+{
+    private CosmosEmulator _emulator = null!;
+    private CosmosClient _client = null!;
+    private Container _container = null!;
+
+    public async Task InitializeAsync()
+    {
+        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 4);
+        _client = CosmosTestHost.Client(_emulator);
+        _container = await CosmosTestHost.ContainerAsync(_client, "/pk");
+    }
+
+    public async Task DisposeAsync()
+    {
+        _client.Dispose();
+        await _emulator.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task Created_item_reads_back_with_system_properties()
+    {
+        var created = await _container.CreateItemAsync(new Parcel("p1", "owner-1", 2.5), new PartitionKey("owner-1"));
+        var read = await _container.ReadItemAsync<Parcel>("p1", new PartitionKey("owner-1"));
+
+        Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        Assert.Equal(new Parcel("p1", "owner-1", 2.5), read.Resource);
+        Assert.Equal(created.ETag, read.ETag);
+        Assert.True(read.RequestCharge >= 1);
+        using var stream = await _container.ReadItemStreamAsync("p1", new PartitionKey("owner-1"));
+        var json = await new StreamReader(stream.Content).ReadToEndAsync();
+        Assert.Contains("\"_rid\"", json);
+        Assert.Contains("\"_ts\"", json);
+        Assert.Contains("\"_etag\"", json);
+    }
+
+    [Fact]
+    public async Task Creating_an_existing_id_in_the_same_partition_conflicts()
+    {
+        await _container.CreateItemAsync(new Parcel("p2", "owner-1", 1), new PartitionKey("owner-1"));
+
+        var error = await Assert.ThrowsAsync<CosmosException>(() => _container.CreateItemAsync(new Parcel("p2", "owner-1", 1), new PartitionKey("owner-1")));
+
+        Assert.Equal(HttpStatusCode.Conflict, error.StatusCode);
+        // The same id under another partition key is a different item.
+        var other = await _container.CreateItemAsync(new Parcel("p2", "owner-2", 1), new PartitionKey("owner-2"));
+        Assert.Equal(HttpStatusCode.Created, other.StatusCode);
+    }
+
+    [Fact]
+    public async Task Upsert_creates_then_replaces()
+    {
+        var first = await _container.UpsertItemAsync(new Parcel("p3", "owner-1", 1), new PartitionKey("owner-1"));
+        var second = await _container.UpsertItemAsync(new Parcel("p3", "owner-1", 7), new PartitionKey("owner-1"));
+
+        Assert.Equal(HttpStatusCode.Created, first.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, second.StatusCode);
+        Assert.Equal(7, (await _container.ReadItemAsync<Parcel>("p3", new PartitionKey("owner-1"))).Resource.Weight);
+    }
+
+    [Fact]
+    public async Task Replace_honours_if_match()
+    {
+        var created = await _container.CreateItemAsync(new Parcel("p4", "owner-1", 1), new PartitionKey("owner-1"));
+        var replaced = await _container.ReplaceItemAsync(new Parcel("p4", "owner-1", 2), "p4", new PartitionKey("owner-1"),
+            new ItemRequestOptions { IfMatchEtag = created.ETag });
+
+        var stale = await Assert.ThrowsAsync<CosmosException>(() => _container.ReplaceItemAsync(new Parcel("p4", "owner-1", 3), "p4",
+            new PartitionKey("owner-1"), new ItemRequestOptions { IfMatchEtag = created.ETag }));
+
+        Assert.Equal(HttpStatusCode.OK, replaced.StatusCode);
+        Assert.NotEqual(created.ETag, replaced.ETag);
+        Assert.Equal(HttpStatusCode.PreconditionFailed, stale.StatusCode);
+        Assert.Equal(2, (await _container.ReadItemAsync<Parcel>("p4", new PartitionKey("owner-1"))).Resource.Weight);
+    }
+
+    [Fact]
+    public async Task Deleted_item_is_gone()
+    {
+        await _container.CreateItemAsync(new Parcel("p5", "owner-1", 1), new PartitionKey("owner-1"));
+
+        var deleted = await _container.DeleteItemAsync<Parcel>("p5", new PartitionKey("owner-1"));
+        var read = await Assert.ThrowsAsync<CosmosException>(() => _container.ReadItemAsync<Parcel>("p5", new PartitionKey("owner-1")));
+        var again = await Assert.ThrowsAsync<CosmosException>(() => _container.DeleteItemAsync<Parcel>("p5", new PartitionKey("owner-1")));
+
+        Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, read.StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, again.StatusCode);
+    }
+
+    [Fact]
+    public async Task Reading_with_the_wrong_partition_key_finds_nothing()
+    {
+        await _container.CreateItemAsync(new Parcel("p6", "owner-1", 1), new PartitionKey("owner-1"));
+
+        var error = await Assert.ThrowsAsync<CosmosException>(() => _container.ReadItemAsync<Parcel>("p6", new PartitionKey("owner-9")));
+
+        Assert.Equal(HttpStatusCode.NotFound, error.StatusCode);
+    }
+
+    [Fact]
+    public async Task Partition_key_header_that_disagrees_with_the_item_is_400_1001()
+    {
+        var error = await Assert.ThrowsAsync<CosmosException>(() => _container.CreateItemAsync(new Parcel("p7", "owner-1", 1), new PartitionKey("owner-2")));
+
+        Assert.Equal(HttpStatusCode.BadRequest, error.StatusCode);
+        Assert.Equal(1001, error.SubStatusCode);
+    }
+
+    [Fact]
+    public async Task Patch_sets_increments_and_respects_its_condition()
+    {
+        await _container.CreateItemAsync(new Parcel("p8", "owner-1", 1), new PartitionKey("owner-1"));
+
+        var patched = await _container.PatchItemAsync<Parcel>("p8", new PartitionKey("owner-1"),
+            [PatchOperation.Increment("/weight", 2.5), PatchOperation.Set("/label", "fragile")]);
+        var refused = await Assert.ThrowsAsync<CosmosException>(() => _container.PatchItemAsync<Parcel>("p8", new PartitionKey("owner-1"),
+            [PatchOperation.Set("/weight", 100)], new PatchItemRequestOptions { FilterPredicate = "FROM c WHERE c.weight > 50" }));
+
+        Assert.Equal(3.5, patched.Resource.Weight);
+        Assert.Equal(HttpStatusCode.PreconditionFailed, refused.StatusCode);
+        using var stream = await _container.ReadItemStreamAsync("p8", new PartitionKey("owner-1"));
+        Assert.Contains("\"label\":\"fragile\"", await new StreamReader(stream.Content).ReadToEndAsync());
+    }
+
+    [Fact]
+    public async Task Malformed_json_is_400_and_the_emulator_keeps_serving()
+    {
+        using var response = await _container.CreateItemStreamAsync(new MemoryStream(Encoding.UTF8.GetBytes("{\"id\": \"x\", \"pk\": ")), new PartitionKey("owner-1"));
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        Assert.Contains("not valid JSON", response.ErrorMessage);
+        Assert.Equal(HttpStatusCode.Created, (await _container.CreateItemAsync(new Parcel("p9", "owner-1", 1), new PartitionKey("owner-1"))).StatusCode);
+    }
+
+    [Fact]
+    public async Task Item_over_2_MB_is_413()
+    {
+        var large = new string('x', (2 * 1024 * 1024) + 10);
+
+        using var response = await _container.CreateItemStreamAsync(
+            new MemoryStream(Encoding.UTF8.GetBytes($"{{\"id\":\"big\",\"pk\":\"owner-1\",\"blob\":\"{large}\"}}")), new PartitionKey("owner-1"));
+
+        Assert.Equal(HttpStatusCode.RequestEntityTooLarge, response.StatusCode);
+    }
+
+    [Fact]
+    public async Task Unknown_container_is_404()
+    {
+        var missing = _client.GetContainer("test", "missing");
+
+        var error = await Assert.ThrowsAsync<CosmosException>(() => missing.ReadContainerAsync());
+
+        Assert.Equal(HttpStatusCode.NotFound, error.StatusCode);
+    }
+
+    [Fact]
+    public async Task Container_create_if_not_exists_returns_the_existing_one()
+    {
+        var database = _client.GetDatabase("test");
+
+        var again = await database.CreateContainerIfNotExistsAsync(new ContainerProperties("items", "/pk"));
+        var conflict = await Assert.ThrowsAsync<ArgumentException>(() => database.CreateContainerIfNotExistsAsync(new ContainerProperties("items", "/other")));
+
+        Assert.Equal(HttpStatusCode.OK, again.StatusCode);
+        Assert.Contains("/pk", conflict.Message);
+    }
+
+    [Fact]
+    public async Task Databases_and_containers_list_and_delete()
+    {
+        var database = (await _client.CreateDatabaseIfNotExistsAsync("second")).Database;
+        await database.CreateContainerAsync(new ContainerProperties("a", "/pk"));
+        await database.CreateContainerAsync(new ContainerProperties("b", "/pk"));
+
+        var containers = await database.GetContainerQueryIterator<ContainerProperties>().ToListAsync();
+        await database.GetContainer("a").DeleteContainerAsync();
+        var remaining = await database.GetContainerQueryIterator<ContainerProperties>().ToListAsync();
+        var databases = await _client.GetDatabaseQueryIterator<DatabaseProperties>().ToListAsync();
+        await database.DeleteAsync();
+        var afterDelete = await _client.GetDatabaseQueryIterator<DatabaseProperties>().ToListAsync();
+
+        Assert.Equal(["a", "b"], containers.Select(c => c.Id).Order());
+        Assert.Equal(["b"], remaining.Select(c => c.Id));
+        Assert.Contains(databases, d => d.Id == "second");
+        Assert.DoesNotContain(afterDelete, d => d.Id == "second");
+    }
+
+    public sealed record Parcel(string Id, string Pk, double Weight);
+}
