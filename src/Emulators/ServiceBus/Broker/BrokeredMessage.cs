@@ -29,6 +29,9 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
 
     public Guid LockToken { get; set; }
 
+    /// <summary>Deferred messages stay deferred (retrievable only by sequence number) even while locked.</summary>
+    public bool IsDeferred { get; set; }
+
     public DateTime LockedUntil { get; set; }
 
     public string? DeadLetterSource { get; set; }
@@ -57,7 +60,7 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
             annotations.Remove(ServiceBusAmqpNames.LockedUntil);
         }
 
-        if (State == BrokeredMessageState.Deferred)
+        if (IsDeferred)
         {
             annotations[ServiceBusAmqpNames.MessageState] = 1;
         }

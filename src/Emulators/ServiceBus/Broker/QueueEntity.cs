@@ -406,6 +406,7 @@ internal sealed class QueueEntity
             message.ApplyProperties(properties);
             Unlock(message);
             message.State = BrokeredMessageState.Deferred;
+            message.IsDeferred = true;
             Metrics.Deferred();
             return SettleResult.Done;
         }
@@ -528,7 +529,7 @@ internal sealed class QueueEntity
             var found = new List<BrokeredMessage>();
             foreach (var sequence in sequenceNumbers)
             {
-                if (!_messages.TryGetValue(sequence, out var message) || message.State != BrokeredMessageState.Deferred)
+                if (!_messages.TryGetValue(sequence, out var message) || !message.IsDeferred || message.State != BrokeredMessageState.Deferred)
                 {
                     return null;
                 }
@@ -624,6 +625,12 @@ internal sealed class QueueEntity
         {
             MoveToDeadLetter(message, EmulatorMetricNames.MaxDeliveryCountExceededReason,
                 $"Message could not be consumed after {Options.MaxDeliveryCount} delivery attempts.");
+            return;
+        }
+
+        if (message.IsDeferred)
+        {
+            message.State = BrokeredMessageState.Deferred;
             return;
         }
 

@@ -1,0 +1,224 @@
+using System.Text;
+using DroneDelivery.ServiceBus;
+
+namespace DroneDelivery.Emulators.ServiceBus.Tests;
+
+public sealed class RoundTripTests
+{
+    [Fact]
+    public async Task Sent_message_is_received_with_its_properties_and_broker_annotations_and_completes()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        var message = new ServiceBusMessage("{\"deliveryId\":\"d-1\"}")
+        {
+            MessageId = "d-1",
+            CorrelationId = "corr-1",
+            Subject = "delivery",
+            ContentType = "application/json",
+            ApplicationProperties = { ["operation"] = "delivery", ["attempt"] = 3, ["when"] = new DateTime(2024, 5, 1, 12, 0, 0, DateTimeKind.Utc) },
+        };
+        var before = DateTimeOffset.UtcNow.AddSeconds(-1);
+
+        await sender.SendMessageAsync(message);
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+
+        Assert.NotNull(received);
+        Assert.Equal("{\"deliveryId\":\"d-1\"}", received.Body.ToString());
+        Assert.Equal("d-1", received.MessageId);
+        Assert.Equal("corr-1", received.CorrelationId);
+        Assert.Equal("delivery", received.Subject);
+        Assert.Equal("application/json", received.ContentType);
+        Assert.Equal("delivery", received.ApplicationProperties["operation"]);
+        Assert.Equal(3, received.ApplicationProperties["attempt"]);
+        Assert.Equal(new DateTime(2024, 5, 1, 12, 0, 0, DateTimeKind.Utc), received.ApplicationProperties["when"]);
+        Assert.True(received.ApplicationProperties.ContainsKey(ServiceBusTelemetry.DiagnosticIdProperty) || System.Diagnostics.Activity.Current is null);
+        Assert.Equal(1, received.DeliveryCount);
+        Assert.Equal(1, received.SequenceNumber);
+        Assert.NotEqual(Guid.Empty.ToString(), received.LockToken);
+        Assert.InRange(received.EnqueuedTime, before, DateTimeOffset.UtcNow.AddSeconds(1));
+        Assert.InRange(received.LockedUntil, DateTimeOffset.UtcNow.AddSeconds(25), DateTimeOffset.UtcNow.AddSeconds(31));
+
+        await receiver.CompleteMessageAsync(received);
+
+        Assert.Null(await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(300)));
+        Assert.Equal(1, scope.Metrics.Counters.Completed);
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Message_batch_respects_the_links_max_message_size_and_every_message_arrives()
+    {
+        await using var scope = await EmulatorScope.StartAsync(emulator: o => o with { MaxMessageSizeBytes = 16 * 1024 });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { PrefetchCount = 100 });
+        using var batch = await sender.CreateMessageBatchAsync();
+        var body = new string('x', 1000);
+        var added = 0;
+        while (batch.TryAddMessage(new ServiceBusMessage(body) { MessageId = $"m-{added}" }))
+        {
+            added++;
+        }
+
+        await sender.SendMessagesAsync(batch);
+        var ids = new List<string>();
+        while (ids.Count < added)
+        {
+            var messages = await receiver.ReceiveMessagesAsync(100, TimeSpan.FromSeconds(5));
+            Assert.NotEmpty(messages);
+            foreach (var m in messages)
+            {
+                ids.Add(m.MessageId!);
+                await receiver.CompleteMessageAsync(m);
+            }
+        }
+
+        Assert.Equal(16 * 1024, batch.MaxSizeInBytes);
+        Assert.InRange(added, 10, 16);
+        Assert.True(batch.SizeInBytes <= batch.MaxSizeInBytes);
+        Assert.Equal(Enumerable.Range(0, added).Select(i => $"m-{i}"), ids);
+        Assert.Equal(added, scope.Metrics.Counters.IncomingMessages);
+    }
+
+    [Fact]
+    public async Task Sending_a_list_sends_one_batch_whose_messages_are_stored_separately()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { ReceiveMode = ServiceBusReceiveMode.ReceiveAndDelete });
+
+        await sender.SendMessagesAsync(Enumerable.Range(0, 5).Select(i => new ServiceBusMessage($"body-{i}") { MessageId = i.ToString(System.Globalization.CultureInfo.InvariantCulture) }));
+
+        var received = new List<ServiceBusReceivedMessage>();
+        while (received.Count < 5)
+        {
+            received.AddRange(await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(5)));
+        }
+
+        Assert.Equal(["0", "1", "2", "3", "4"], received.Select(m => m.MessageId));
+        Assert.Equal([1L, 2, 3, 4, 5], received.Select(m => m.SequenceNumber));
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Message_larger_than_the_limit_fails_with_MessageSizeExceeded()
+    {
+        await using var scope = await EmulatorScope.StartAsync(emulator: o => o with { MaxMessageSizeBytes = 4096 });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+
+        var error = await Assert.ThrowsAsync<ServiceBusException>(() => sender.SendMessageAsync(new ServiceBusMessage(new byte[10_000])));
+
+        Assert.Equal(ServiceBusFailureReason.MessageSizeExceeded, error.Reason);
+        Assert.Equal(0, scope.Metrics.Counters.IncomingMessages);
+    }
+
+    [Fact]
+    public async Task Unknown_queue_fails_with_MessagingEntityNotFound()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender("no-such-queue");
+
+        var error = await Assert.ThrowsAsync<ServiceBusException>(() => sender.SendMessageAsync(new ServiceBusMessage("x")));
+
+        Assert.Equal(ServiceBusFailureReason.MessagingEntityNotFound, error.Reason);
+    }
+
+    [Fact]
+    public async Task Wrong_shared_access_key_is_refused()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        var wrong = scope.Emulator.ConnectionString.Replace(ServiceBusEmulatorOptions.DevelopmentKey, "not-the-key", StringComparison.Ordinal);
+        await using var client = new ServiceBusClient(wrong, EmulatorScope.Fast());
+        await using var sender = client.CreateSender(EmulatorScope.Queue);
+
+        await Assert.ThrowsAsync<UnauthorizedAccessException>(() => sender.SendMessageAsync(new ServiceBusMessage("x")));
+        Assert.Equal(0, scope.Metrics.Counters.IncomingMessages);
+    }
+
+    [Fact]
+    public async Task Receive_and_delete_removes_the_message_on_delivery()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { ReceiveMode = ServiceBusReceiveMode.ReceiveAndDelete });
+        await sender.SendMessageAsync(new ServiceBusMessage("gone"));
+
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+
+        Assert.Equal("gone", received!.Body.ToString());
+        Assert.Equal(Guid.Empty.ToString(), received.LockToken);
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+        await Assert.ThrowsAsync<InvalidOperationException>(() => receiver.CompleteMessageAsync(received));
+    }
+
+    [Fact]
+    public async Task Peek_returns_messages_in_order_without_locking_them()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await sender.SendMessagesAsync([new ServiceBusMessage("a"), new ServiceBusMessage("b"), new ServiceBusMessage("c")]);
+
+        var first = await receiver.PeekMessagesAsync(2);
+        var rest = await receiver.PeekMessagesAsync(10);
+        var none = await receiver.PeekMessagesAsync(10);
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+
+        Assert.Equal(["a", "b"], first.Select(m => m.Body.ToString()));
+        Assert.Equal(["c"], rest.Select(m => m.Body.ToString()));
+        Assert.Empty(none);
+        Assert.Equal(0, first[0].DeliveryCount);
+        Assert.Equal("a", received!.Body.ToString());
+        Assert.Equal(1, received.DeliveryCount);
+    }
+
+    [Fact]
+    public async Task Deferred_message_is_received_again_only_by_sequence_number()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await sender.SendMessageAsync(new ServiceBusMessage("later"));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+
+        await receiver.DeferMessageAsync(received!);
+        var nothing = await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(300));
+        var deferred = await receiver.ReceiveDeferredMessageAsync(received!.SequenceNumber);
+        await receiver.CompleteMessageAsync(deferred);
+
+        Assert.Null(nothing);
+        Assert.Equal("later", deferred.Body.ToString());
+        Assert.Equal(ServiceBusMessageState.Deferred, deferred.State);
+        Assert.Equal(1, scope.Metrics.Counters.Completed);
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Duplicate_message_ids_are_dropped_when_the_queue_requires_duplicate_detection()
+    {
+        await using var scope = await EmulatorScope.StartAsync(q => q with { RequiresDuplicateDetection = true });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+
+        await sender.SendMessageAsync(new ServiceBusMessage("1") { MessageId = "same" });
+        await sender.SendMessageAsync(new ServiceBusMessage("2") { MessageId = "same" });
+        await sender.SendMessageAsync(new ServiceBusMessage("3") { MessageId = "other" });
+
+        Assert.Equal(2, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Expired_message_moves_to_the_dead_letter_queue_when_configured()
+    {
+        await using var scope = await EmulatorScope.StartAsync(q => q with { DeadLetteringOnMessageExpiration = true });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
+
+        await sender.SendMessageAsync(new ServiceBusMessage("short-lived") { TimeToLive = TimeSpan.FromMilliseconds(200) });
+        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+
+        Assert.Equal("short-lived", deadLettered!.Body.ToString());
+        Assert.Equal("TTLExpiredException", deadLettered.DeadLetterReason);
+        Assert.Equal(1, scope.Metrics.Counters.ExpiredMessages);
+    }
+}
