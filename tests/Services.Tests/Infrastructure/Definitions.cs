@@ -1,5 +1,7 @@
 using DroneDelivery.Delivery;
 using DroneDelivery.Delivery.Apis;
+using DroneDelivery.Gateway;
+using DroneDelivery.Gateway.Apis;
 
 namespace DroneDelivery.Services.Tests.Infrastructure;
 
@@ -7,4 +9,6 @@ namespace DroneDelivery.Services.Tests.Infrastructure;
 internal static class Definitions
 {
     public static readonly ServiceDefinition Delivery = new("delivery", b => b.AddDeliveryServices(), a => a.MapDeliveryApi());
+
+    public static readonly ServiceDefinition Gateway = new("gateway", b => b.AddGatewayServices(), a => a.MapInvoiceApi());
 }

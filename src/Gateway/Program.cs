@@ -1,0 +1,12 @@
+using DroneDelivery.Gateway;
+using DroneDelivery.Gateway.Apis;
+using DroneDelivery.ServiceDefaults;
+using DroneDelivery.ServiceDefaults.Hosting;
+
+var builder = WebApplication.CreateBuilder(args);
+builder.AddServiceDefaults("gateway");
+builder.AddGatewayServices();
+var app = builder.Build();
+app.MapDefaultEndpoints();
+app.MapInvoiceApi();
+return ServiceHost.Run(app);
