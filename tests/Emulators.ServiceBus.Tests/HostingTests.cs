@@ -1,0 +1,185 @@
+using System.Net.Sockets;
+using System.Text.Json;
+using DroneDelivery.Emulators.ServiceBus.Metrics;
+using DroneDelivery.LocalSystem;
+using DroneDelivery.ServiceBus;
+using DroneDelivery.TestSupport;
+
+namespace DroneDelivery.Emulators.ServiceBus.Tests;
+
+public sealed class HostingTests
+{
+    private const string ConfigJson = """
+        {
+          // The official emulator's shape; comments and trailing commas are allowed.
+          "UserConfig": {
+            "Namespaces": [ {
+              "Name": "sbemulatorns",
+              "Queues": [ { "Name": "deliveries", "Properties": { "LockDuration": "PT5S", "MaxDeliveryCount": 2, "DefaultMessageTimeToLive": "PT1H", } } ],
+              "Topics": []
+            } ],
+            "Logging": { "Type": "Console" }
+          },
+          "Emulator": { "SharedAccessKeyName": "LabKey", "SharedAccessKey": "lab-secret" }
+        }
+        """;
+
+    [Fact]
+    public async Task Emulator_started_as_a_process_prints_its_ready_line_and_serves_clients_and_metrics()
+    {
+        var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");
+        await File.WriteAllTextAsync(config, ConfigJson);
+        var port = FreePort.Next();
+        var httpPort = FreePort.Next();
+        try
+        {
+            await using var process = await LocalProcess.StartAsync(
+                LocalProcessSpec.ForProject("servicebus-emulator", "DroneDelivery.Emulators.ServiceBus", "--port", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "--http-port", httpPort.ToString(System.Globalization.CultureInfo.InvariantCulture), "--config", config)
+                    with { IsReadyLine = line => line.StartsWith(ServiceBusEmulator.ReadyLinePrefix, StringComparison.Ordinal) });
+            var connection = $"Endpoint=sb://127.0.0.1:{port};SharedAccessKeyName=LabKey;SharedAccessKey=lab-secret;UseDevelopmentEmulator=true";
+            await using var client = new ServiceBusClient(connection, EmulatorScope.Fast());
+            await using var sender = client.CreateSender("deliveries");
+            await using var receiver = client.CreateReceiver("deliveries");
+
+            await sender.SendMessageAsync(new ServiceBusMessage("over a process"));
+            var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+            await receiver.CompleteMessageAsync(received!);
+            using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}") };
+            var health = await http.GetAsync(EmulatorMetricNames.HealthPath);
+            var prometheus = await http.GetStringAsync(EmulatorMetricNames.PrometheusPath);
+            using var json = JsonDocument.Parse(await http.GetStringAsync(EmulatorMetricNames.JsonPath));
+
+            Assert.Contains(process.RecentOutput, l => l.Contains($"amqp=127.0.0.1:{port}", StringComparison.Ordinal));
+            Assert.Equal("over a process", received!.Body.ToString());
+            Assert.True(health.IsSuccessStatusCode);
+            Assert.Contains($"{EmulatorMetricNames.CompletedMessages}{{queue=\"deliveries\"}} 1", prometheus, StringComparison.Ordinal);
+            Assert.Contains($"{EmulatorMetricNames.IncomingMessages}{{queue=\"deliveries\"}} 1", prometheus, StringComparison.Ordinal);
+            var queue = json.RootElement.GetProperty("queues")[0];
+            Assert.Equal("deliveries", queue.GetProperty("queue").GetString());
+            Assert.Equal(1, queue.GetProperty("counters").GetProperty("completed").GetInt64());
+            Assert.Equal(1, queue.GetProperty("counters").GetProperty("outgoingDeliveries").GetInt64());
+        }
+        finally
+        {
+            File.Delete(config);
+        }
+    }
+
+    [Fact]
+    public async Task Emulator_process_with_a_bad_config_entry_exits_naming_it()
+    {
+        var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");
+        await File.WriteAllTextAsync(config, ConfigJson.Replace("\"MaxDeliveryCount\": 2", "\"MaxDeliveryCount\": 0", StringComparison.Ordinal));
+        try
+        {
+            var error = await Assert.ThrowsAsync<InvalidOperationException>(() => LocalProcess.StartAsync(
+                LocalProcessSpec.ForProject("servicebus-emulator", "DroneDelivery.Emulators.ServiceBus", "--port", "0", "--config", config)
+                    with { IsReadyLine = line => line.StartsWith(ServiceBusEmulator.ReadyLinePrefix, StringComparison.Ordinal), ReadyTimeout = TimeSpan.FromSeconds(30) }));
+
+            Assert.Contains("MaxDeliveryCount must be 1..2000", error.Message, StringComparison.Ordinal);
+            Assert.Contains("deliveries", error.Message, StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(config);
+        }
+    }
+
+    [Theory]
+    [InlineData("\"LockDuration\": \"PT5S\"", "\"LockDuration\": \"five seconds\"", "LockDuration must be an ISO-8601 duration")]
+    [InlineData("\"LockDuration\": \"PT5S\"", "\"LockDuration\": \"PT10M\"", "LockDuration must be 1 s..5 min")]
+    [InlineData("\"Topics\": []", "\"Topics\": [ { \"Name\": \"t\" } ]", "topics are not supported")]
+    [InlineData("\"Name\": \"deliveries\"", "\"Name\": \"bad name!\"", "Queue name 'bad name!' is invalid")]
+    public void Config_file_errors_name_the_bad_entry(string original, string replacement, string expected)
+    {
+        var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");
+        File.WriteAllText(config, ConfigJson.Replace(original, replacement, StringComparison.Ordinal));
+        try
+        {
+            var error = Assert.Throws<EmulatorConfigurationException>(() => ServiceBusEmulatorOptions.LoadConfigFile(config).Validate());
+
+            Assert.Contains(expected, error.Message, StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(config);
+        }
+    }
+
+    [Fact]
+    public void Config_file_binds_queue_properties_and_the_key()
+    {
+        var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");
+        File.WriteAllText(config, ConfigJson);
+        try
+        {
+            var options = ServiceBusEmulatorOptions.LoadConfigFile(config);
+
+            var queue = Assert.Single(options.Queues);
+            Assert.Equal("deliveries", queue.Name);
+            Assert.Equal(TimeSpan.FromSeconds(5), queue.LockDuration);
+            Assert.Equal(2, queue.MaxDeliveryCount);
+            Assert.Equal(TimeSpan.FromHours(1), queue.DefaultMessageTimeToLive);
+            Assert.Equal("LabKey", options.SharedAccessKeyName);
+            Assert.Equal("lab-secret", options.SharedAccessKey);
+        }
+        finally
+        {
+            File.Delete(config);
+        }
+    }
+
+    [Fact]
+    public async Task Garbage_on_one_connection_closes_only_that_connection()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await sender.SendMessageAsync(new ServiceBusMessage("before"));
+
+        using (var raw = new TcpClient())
+        {
+            await raw.ConnectAsync("127.0.0.1", scope.Emulator.AmqpEndPoint.Port);
+            var stream = raw.GetStream();
+            // A valid AMQP header, then a frame whose body is not a performative.
+            await stream.WriteAsync("AMQP\0\u0001\0\0"u8.ToArray());
+            await stream.WriteAsync(new byte[] { 0, 0, 0, 12, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef });
+            var buffer = new byte[1024];
+            var read = 0;
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+            while (true)
+            {
+                var n = await stream.ReadAsync(buffer.AsMemory(read), timeout.Token);
+                if (n == 0)
+                {
+                    break;
+                }
+
+                read += n;
+            }
+
+            Assert.True(read >= 8, "the broker answers with its header and a close before hanging up");
+        }
+
+        await sender.SendMessageAsync(new ServiceBusMessage("after"));
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        var messages = new List<string>();
+        while (messages.Count < 2)
+        {
+            messages.AddRange((await receiver.ReceiveMessagesAsync(2, TimeSpan.FromSeconds(5))).Select(m => m.Body.ToString()));
+        }
+
+        Assert.Equal(["before", "after"], messages);
+        Assert.True(await Eventually.TrueAsync(() => scope.Emulator.ConnectionCount == 1, TimeSpan.FromSeconds(5)));
+    }
+
+    [Fact]
+    public async Task Per_second_series_records_what_happened_each_second()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await sender.SendMessagesAsync(Enumerable.Range(0, 10).Select(_ => new ServiceBusMessage("x")));
+
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Series.Sum(s => s.Delta.IncomingMessages) == 10, TimeSpan.FromSeconds(5)));
+        Assert.Equal(10, scope.Metrics.Series[^1].ActiveMessages);
+    }
+}
