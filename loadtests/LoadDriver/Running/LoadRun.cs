@@ -1,0 +1,503 @@
+using System.Net.Sockets;
+using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LoadDriver.Scenarios;
+
+namespace DroneDelivery.LoadDriver.Running;
+
+/// <summary>
+/// One execution of a <see cref="LoadTestPlan"/>: applies the shape, stops at the first bound, drains
+/// outstanding requests (each bounded by the request timeout), lets the scenario finish its own work,
+/// and hands back the measurements.
+/// </summary>
+internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
+{
+    private static readonly TimeSpan ControllerTick = TimeSpan.FromMilliseconds(50);
+    private static readonly TimeSpan ProgressTick = TimeSpan.FromSeconds(1);
+
+    private readonly LoadTestPlan _plan;
+    private readonly IProgress<LoadProgress>? _progress;
+    private readonly CancellationToken _cancellation;
+    private readonly CancellationTokenSource _stopSending = new();
+    private readonly CancellationTokenSource _abort;
+    private readonly TaskCompletionSource _idle = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly HttpMessageInvoker _http;
+    private readonly TimeSpan _loadDuration;
+    private readonly long _loadDurationTicks;
+    private readonly StopReason _timeStopReason;
+    private long _startTimestamp;
+    private RunRecorder _recorder = null!;
+    private ScenarioRun _scenarioRun = null!;
+    private long _claimed;
+    private int _inFlight;
+    private int _activeUsers;
+    private int _targetUsers;
+    private int _sendingStopped;
+    private int _stopReason = -1;
+    private int _draining;
+
+    public LoadRun(LoadTestPlan plan, IProgress<LoadProgress>? progress, CancellationToken cancellation)
+    {
+        _plan = plan;
+        _progress = progress;
+        _cancellation = cancellation;
+        _abort = CancellationTokenSource.CreateLinkedTokenSource(cancellation);
+        _loadDuration = plan.Shape.Duration <= plan.Bounds.MaxDuration ? plan.Shape.Duration : plan.Bounds.MaxDuration;
+        _loadDurationTicks = Clock.FromTimeSpan(_loadDuration);
+        _timeStopReason = plan.Bounds.MaxDuration < plan.Shape.Duration ? StopReason.MaxDuration : StopReason.Completed;
+        var concurrency = plan.Shape switch
+        {
+            ClosedLoad closed => closed.PeakUsers,
+            _ => plan.Http.MaxInFlight,
+        };
+        _http = DriverHttp.CreateInvoker(plan.Http.MaxConnections ?? concurrency, plan.Http.RequestTimeout);
+    }
+
+    int? ILoadGauges.ActiveUsers => _plan.Shape is ClosedLoad ? Volatile.Read(ref _activeUsers) : null;
+
+    int ILoadGauges.InFlight => Volatile.Read(ref _inFlight);
+
+    double? ILoadGauges.TargetRateInSecond(int second) => _plan.Shape switch
+    {
+        OpenLoad open when second * TimeSpan.TicksPerSecond < _loadDuration.Ticks =>
+            open.ArrivalsBy(Min(TimeSpan.FromSeconds(second + 1), _loadDuration)) - open.ArrivalsBy(TimeSpan.FromSeconds(second)),
+        OpenLoad => 0,
+        _ => null,
+    };
+
+    public async Task<LoadTestResult> ExecuteAsync()
+    {
+        var startedAt = DateTimeOffset.UtcNow;
+        _startTimestamp = Clock.Now;
+        _recorder = new RunRecorder(_startTimestamp, this);
+        _scenarioRun = _plan.Scenario.Start(new ScenarioRunContext(_recorder, _plan.Http, _abort.Token));
+        await using var cancelRegistration = _cancellation.Register(() => Stop(StopReason.Cancelled)).ConfigureAwait(false);
+        await using var durationTimer = new Timer(_ => Stop(_timeStopReason), null, _loadDuration, Timeout.InfiniteTimeSpan).ConfigureAwait(false);
+        using var progressStop = new CancellationTokenSource();
+        var progressTask = ReportProgressAsync(progressStop.Token);
+
+        long unsent = 0;
+        long loadEnd;
+        try
+        {
+            unsent = _plan.Shape switch
+            {
+                ClosedLoad closed => await RunClosedAsync(closed).ConfigureAwait(false),
+                OpenLoad open => await RunOpenAsync(open).ConfigureAwait(false),
+                _ => throw new ArgumentException($"Unknown load shape {_plan.Shape.GetType().Name}."),
+            };
+            loadEnd = Clock.Now;
+            Interlocked.Exchange(ref _draining, 1);
+            await DrainRequestsAsync().ConfigureAwait(false);
+            await DrainScenarioAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            await progressStop.CancelAsync().ConfigureAwait(false);
+            await progressTask.ConfigureAwait(false);
+        }
+
+        var end = Clock.Now;
+        var recorded = _recorder.Finish(end);
+        var loadSeconds = Math.Max(Clock.ToSeconds(loadEnd - _startTimestamp), 1e-3);
+        var requests = recorded.Successes + recorded.Errors;
+        var sent = Math.Min(Interlocked.Read(ref _claimed), _plan.Bounds.MaxRequests);
+        return new LoadTestResult
+        {
+            Scenario = _plan.Scenario.Name,
+            Target = _plan.Scenario.Target,
+            Shape = _plan.Shape,
+            Bounds = _plan.Bounds,
+            StartedAt = startedAt,
+            LoadDuration = Clock.ToTimeSpan(loadEnd - _startTimestamp),
+            TotalDuration = Clock.ToTimeSpan(end - _startTimestamp),
+            StopReason = (StopReason)Volatile.Read(ref _stopReason),
+            Totals = new LoadTotals(
+                Sent: sent,
+                Requests: requests,
+                Successes: recorded.Successes,
+                Errors: recorded.Errors,
+                Timeouts: recorded.Timeouts,
+                ConnectionErrors: recorded.ConnectionErrors,
+                ClientErrors: recorded.ClientErrors,
+                Cancelled: recorded.Cancelled,
+                Unsent: unsent,
+                RequestsPerSecond: requests / loadSeconds,
+                SuccessesPerSecond: recorded.Successes / loadSeconds),
+            StatusCounts = recorded.StatusCounts,
+            RequestLatency = recorded.Latency,
+            SendLag = _plan.Shape is OpenLoad ? recorded.SendLag : null,
+            Completion = _plan.Scenario is DeliveryRequestsScenario { Options.Completion: not null }
+                ? new CompletionResult(recorded.Completion, recorded.CompletionLatency)
+                : null,
+            TimeSeries = recorded.TimeSeries,
+            ErrorSamples = recorded.ErrorSamples,
+        };
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_scenarioRun is not null)
+        {
+            await _scenarioRun.DisposeAsync().ConfigureAwait(false);
+        }
+
+        _http.Dispose();
+        _stopSending.Dispose();
+        _abort.Dispose();
+    }
+
+    private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
+
+    /// <summary>Records the first reason to stop and stops starting new requests.</summary>
+    private void Stop(StopReason reason)
+    {
+        if (Interlocked.CompareExchange(ref _stopReason, (int)reason, -1) == -1)
+        {
+            _stopSending.Cancel();
+        }
+
+        if (reason == StopReason.Cancelled)
+        {
+            _abort.Cancel();
+        }
+    }
+
+    /// <summary>Claims the next sequence number, or returns -1 when a bound says no more requests may start.</summary>
+    private long TryClaimRequest()
+    {
+        if (_stopSending.IsCancellationRequested)
+        {
+            return -1;
+        }
+
+        if (Clock.Now - _startTimestamp >= _loadDurationTicks)
+        {
+            Stop(_timeStopReason);
+            return -1;
+        }
+
+        var sequence = Interlocked.Increment(ref _claimed) - 1;
+        if (sequence >= _plan.Bounds.MaxRequests)
+        {
+            Stop(StopReason.MaxRequests);
+            return -1;
+        }
+
+        if (sequence == _plan.Bounds.MaxRequests - 1)
+        {
+            Stop(StopReason.MaxRequests);
+        }
+
+        return sequence;
+    }
+
+    // ---- closed model ----
+
+    private async Task<long> RunClosedAsync(ClosedLoad shape)
+    {
+        var running = new int[shape.PeakUsers];
+        var users = new List<Task>();
+        using var tick = new PeriodicTimer(ControllerTick);
+        do
+        {
+            var target = shape.UsersAt(Clock.ToTimeSpan(Clock.Now - _startTimestamp));
+            Volatile.Write(ref _targetUsers, target);
+            for (var user = 0; user < target && !_stopSending.IsCancellationRequested; user++)
+            {
+                if (Interlocked.CompareExchange(ref running[user], 1, 0) == 0)
+                {
+                    users.Add(RunUserAsync(user, shape.ThinkTime, running));
+                }
+            }
+        }
+        while (await WaitForTickAsync(tick).ConfigureAwait(false));
+
+        await Task.WhenAll(users).ConfigureAwait(false);
+        return 0;
+    }
+
+    private async Task<bool> WaitForTickAsync(PeriodicTimer tick)
+    {
+        try
+        {
+            return await tick.WaitForNextTickAsync(_stopSending.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
+    private async Task RunUserAsync(int user, TimeSpan thinkTime, int[] running)
+    {
+        Interlocked.Increment(ref _activeUsers);
+        try
+        {
+            // A user stops when the load stops or the count drops below its number (ramping down).
+            while (user < Volatile.Read(ref _targetUsers))
+            {
+                var sequence = TryClaimRequest();
+                if (sequence < 0)
+                {
+                    return;
+                }
+
+                var start = Clock.Now;
+                await ExecuteRequestAsync(sequence, start, start).ConfigureAwait(false);
+                if (thinkTime > TimeSpan.Zero)
+                {
+                    try
+                    {
+                        await Task.Delay(thinkTime, _stopSending.Token).ConfigureAwait(false);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _activeUsers);
+            Volatile.Write(ref running[user], 0);
+        }
+    }
+
+    // ---- open model ----
+
+    /// <returns>Requests the schedule intended before the end but never sent (in-flight limit reached).</returns>
+    private async Task<long> RunOpenAsync(OpenLoad shape)
+    {
+        var slots = new SemaphoreSlim(_plan.Http.MaxInFlight, _plan.Http.MaxInFlight);
+        var endSeconds = _loadDuration.TotalSeconds;
+        long sequence = 0;
+        while (true)
+        {
+            if (sequence >= _plan.Bounds.MaxRequests)
+            {
+                Stop(StopReason.MaxRequests);
+                break;
+            }
+
+            var offset = shape.IntendedSeconds(sequence);
+            if (offset is not { } seconds || seconds >= endSeconds)
+            {
+                Stop(_timeStopReason);
+                break;
+            }
+
+            // The schedule is absolute: a late wake-up sends everything already due at once, and each
+            // request's latency still starts at its own intended time. The schedule itself ends the load
+            // (the duration timer serves the closed model), so only cancellation interrupts these waits.
+            var intended = _startTimestamp + Clock.FromSeconds(seconds);
+            try
+            {
+                await WaitUntilAsync(intended).ConfigureAwait(false);
+                if (!await slots.WaitAsync(UntilEnd(), _abort.Token).ConfigureAwait(false))
+                {
+                    // The in-flight limit held until the end: what is left of the schedule goes unsent.
+                    Stop(_timeStopReason);
+                    break;
+                }
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+
+            _recorder.RecordSendLag(intended, Clock.Now);
+            Interlocked.Exchange(ref _claimed, sequence + 1);
+            _ = SendScheduledAsync(sequence, intended, slots);
+            sequence++;
+        }
+
+        if (Volatile.Read(ref _stopReason) == (int)StopReason.Cancelled)
+        {
+            return 0;
+        }
+
+        if (Volatile.Read(ref _stopReason) == (int)_timeStopReason)
+        {
+            // The last send comes up to one interval before the end; the load phase still lasts its duration.
+            try
+            {
+                await WaitUntilAsync(_startTimestamp + _loadDurationTicks).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return 0;
+            }
+        }
+
+        // Everything the schedule meant to send before the end (and within the request bound) that did not go out.
+        var intendedTotal = Math.Min((long)Math.Ceiling(shape.ArrivalsBy(_loadDuration) - 1e-9), _plan.Bounds.MaxRequests);
+        return Math.Max(intendedTotal - sequence, 0);
+    }
+
+    private async Task WaitUntilAsync(long timestamp)
+    {
+        while (true)
+        {
+            var remaining = timestamp - Clock.Now;
+            if (remaining <= 0)
+            {
+                return;
+            }
+
+            // Timer waits may overshoot by a millisecond or so; the schedule absorbs it (see above).
+            var milliseconds = Math.Max(1, Math.Ceiling(Clock.ToSeconds(remaining) * 1000));
+            await Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _abort.Token).ConfigureAwait(false);
+        }
+    }
+
+    private TimeSpan UntilEnd() => Clock.ToTimeSpan(Math.Max(_startTimestamp + _loadDurationTicks - Clock.Now, 0));
+
+    private async Task SendScheduledAsync(long sequence, long intendedTimestamp, SemaphoreSlim slots)
+    {
+        try
+        {
+            await ExecuteRequestAsync(sequence, intendedTimestamp, intendedTimestamp).ConfigureAwait(false);
+        }
+        finally
+        {
+            slots.Release();
+        }
+    }
+
+    // ---- both models ----
+
+    private async Task ExecuteRequestAsync(long sequence, long intendedTimestamp, long measureFromTimestamp)
+    {
+        Interlocked.Increment(ref _inFlight);
+        try
+        {
+            RequestOutcome outcome;
+            using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token))
+            {
+                timeout.CancelAfter(_plan.Http.RequestTimeout);
+                try
+                {
+                    var status = await _scenarioRun.SendAsync(_http, sequence, intendedTimestamp, timeout.Token).ConfigureAwait(false);
+                    outcome = RequestOutcome.Response(status);
+                }
+                catch (OperationCanceledException) when (_abort.IsCancellationRequested)
+                {
+                    outcome = RequestOutcome.Cancelled;
+                }
+                catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+                {
+                    outcome = RequestOutcome.Timeout;
+                }
+                catch (Exception e) when (e is HttpRequestException or IOException or SocketException)
+                {
+                    outcome = RequestOutcome.ConnectionError;
+                    _recorder.RecordErrorSample(Describe(e));
+                }
+                catch (Exception e)
+                {
+                    // A failure of the driver itself must not end the run silently; it is counted and sampled.
+                    outcome = RequestOutcome.ClientError;
+                    _recorder.RecordErrorSample($"{e.GetType().Name}: {e.Message}");
+                }
+            }
+
+            _recorder.RecordRequest(outcome, measureFromTimestamp, Clock.Now);
+        }
+        finally
+        {
+            if (Interlocked.Decrement(ref _inFlight) == 0 && Volatile.Read(ref _sendingStopped) == 1)
+            {
+                _idle.TrySetResult();
+            }
+        }
+    }
+
+    private static string Describe(Exception e)
+    {
+        var message = e.Message;
+        for (var inner = e.InnerException; inner is not null; inner = inner.InnerException)
+        {
+            message += $" ({inner.Message})";
+        }
+
+        return $"{e.GetType().Name}: {message}";
+    }
+
+    /// <summary>Waits for outstanding requests (each bounded by the request timeout), then aborts any left.</summary>
+    private async Task DrainRequestsAsync()
+    {
+        Interlocked.Exchange(ref _sendingStopped, 1);
+        if (Volatile.Read(ref _inFlight) == 0)
+        {
+            _idle.TrySetResult();
+        }
+
+        try
+        {
+            await _idle.Task.WaitAsync(_plan.Http.RequestTimeout + TimeSpan.FromSeconds(1), _abort.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or OperationCanceledException)
+        {
+            await _abort.CancelAsync().ConfigureAwait(false);
+            // Cancelled requests finish at once; the wait only guards against a handler that ignores cancellation.
+            await Task.WhenAny(_idle.Task, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Lets the scenario finish following what it accepted; its own bounds apply, and cancellation abandons it.</summary>
+    private async Task DrainScenarioAsync()
+    {
+        try
+        {
+            await _scenarioRun.DrainAsync(_abort.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (_abort.IsCancellationRequested)
+        {
+        }
+    }
+
+    private async Task ReportProgressAsync(CancellationToken stop)
+    {
+        if (_progress is null)
+        {
+            return;
+        }
+
+        using var tick = new PeriodicTimer(ProgressTick);
+        try
+        {
+            while (await tick.WaitForNextTickAsync(stop).ConfigureAwait(false))
+            {
+                _progress.Report(CurrentProgress());
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    private LoadProgress CurrentProgress()
+    {
+        var now = Clock.Now;
+        var snapshot = _recorder.Snapshot(now);
+        var elapsed = Clock.ToTimeSpan(now - _startTimestamp);
+        var gauges = (ILoadGauges)this;
+        var completion = _plan.Scenario is DeliveryRequestsScenario { Options.Completion: not null };
+        return new LoadProgress(
+            Elapsed: elapsed,
+            LoadDuration: _loadDuration,
+            Draining: Volatile.Read(ref _draining) == 1,
+            Sent: Math.Min(Interlocked.Read(ref _claimed), _plan.Bounds.MaxRequests),
+            Requests: snapshot.Requests,
+            Successes: snapshot.Successes,
+            Errors: snapshot.Errors,
+            InFlight: gauges.InFlight,
+            ActiveUsers: gauges.ActiveUsers,
+            TargetRate: _plan.Shape is OpenLoad open ? open.RateAt(elapsed) : null,
+            LastSecond: snapshot.LastSecond,
+            OverallP99Ms: snapshot.OverallP99Ms,
+            Completed: completion ? snapshot.Completed : null,
+            CompletionsPending: completion ? snapshot.CompletionsPending : null);
+    }
+}

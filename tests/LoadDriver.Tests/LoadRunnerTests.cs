@@ -1,0 +1,237 @@
+using System.Diagnostics;
+using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LoadDriver.Scenarios;
+
+namespace DroneDelivery.LoadDriver.Tests;
+
+public class LoadRunnerTests
+{
+    [Fact]
+    public async Task A_step_load_reaches_the_requested_user_count_and_no_more()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.Delay = TimeSpan.FromMilliseconds(30);
+
+        // 1 → 5 users over 2 s (0.4 s at each count), then 0.5 s at 5.
+        var shape = new ClosedLoad(1, 5, TimeSpan.FromSeconds(2)) { Hold = TimeSpan.FromSeconds(0.5) };
+        var result = await LoadRunner.RunAsync(Plan(server, shape));
+
+        Assert.Equal(StopReason.Completed, result.StopReason);
+        Assert.Equal(5, server.MaxConcurrent);
+        var users = result.TimeSeries.Select(s => s.ActiveUsers ?? -1).ToList();
+        Assert.InRange(users[0], 1, 4);
+        Assert.Equal(5, users[1]);
+        Assert.Equal(5, users.Max());
+        Assert.All(result.TimeSeries, s => Assert.Null(s.TargetRate));
+    }
+
+    [Fact]
+    public async Task A_step_load_ramping_down_stops_users_above_the_count()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.Delay = TimeSpan.FromMilliseconds(20);
+
+        var shape = new ClosedLoad(4, 1, TimeSpan.FromSeconds(2)) { Hold = TimeSpan.FromSeconds(1) };
+        var result = await LoadRunner.RunAsync(Plan(server, shape));
+
+        Assert.Equal(4, server.MaxConcurrent);
+        Assert.Equal(1, result.TimeSeries[2].ActiveUsers);
+    }
+
+    [Fact]
+    public async Task Think_time_paces_each_user()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var shape = ClosedLoad.Constant(1, TimeSpan.FromSeconds(1)) with { ThinkTime = TimeSpan.FromMilliseconds(200) };
+        var result = await LoadRunner.RunAsync(Plan(server, shape));
+
+        // At most one request per 200 ms: 5 in a second (fewer if responses are slow).
+        Assert.InRange(result.Totals.Successes, 2, 5);
+    }
+
+    [Fact]
+    public async Task The_request_bound_stops_a_closed_load_after_exactly_that_many_requests()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(4, TimeSpan.FromMinutes(5))) with
+        {
+            Bounds = new LoadBounds { MaxRequests = 50 },
+        });
+
+        Assert.Equal(StopReason.MaxRequests, result.StopReason);
+        Assert.Equal(50, result.Totals.Sent);
+        Assert.Equal(50, result.Totals.Successes);
+        Assert.Equal(50, server.Requests.Count);
+        Assert.True(result.TotalDuration < TimeSpan.FromSeconds(30));
+    }
+
+    [Fact]
+    public async Task The_request_bound_stops_an_open_load_after_exactly_that_many_requests()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var result = await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(100, TimeSpan.FromMinutes(5))) with
+        {
+            Bounds = new LoadBounds { MaxRequests = 30 },
+        });
+
+        Assert.Equal(StopReason.MaxRequests, result.StopReason);
+        Assert.Equal(30, server.Requests.Count);
+        Assert.Equal(30, result.Totals.Requests);
+        Assert.Equal(0, result.Totals.Unsent);
+        Assert.True(result.LoadDuration < TimeSpan.FromSeconds(5));
+    }
+
+    [Fact]
+    public async Task The_duration_bound_cuts_a_long_shape_short()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var stopwatch = Stopwatch.StartNew();
+        var result = await LoadRunner.RunAsync(Plan(server, new ClosedLoad(2, 2, TimeSpan.FromMinutes(10))) with
+        {
+            Bounds = new LoadBounds { MaxDuration = TimeSpan.FromSeconds(1) },
+        });
+
+        Assert.Equal(StopReason.MaxDuration, result.StopReason);
+        Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(3));
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10));
+        Assert.Equal(result.Totals.Sent, server.Requests.Count);
+    }
+
+    [Fact]
+    public async Task An_open_load_sends_exactly_its_schedule_and_reports_the_target_rate()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var result = await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(40, TimeSpan.FromSeconds(2))));
+
+        Assert.Equal(StopReason.Completed, result.StopReason);
+        Assert.Equal(80, server.Requests.Count);
+        Assert.Equal(80, result.Totals.Successes);
+        Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(4));
+        Assert.Equal(80 / result.LoadDuration.TotalSeconds, result.Totals.SuccessesPerSecond, 3);
+        Assert.Equal(40, result.TimeSeries[0].TargetRate!.Value, 6);
+        Assert.Equal(40, result.TimeSeries[1].TargetRate!.Value, 6);
+        Assert.All(result.TimeSeries, s => Assert.Null(s.ActiveUsers));
+        Assert.Equal(80, result.TimeSeries.Sum(s => s.Requests));
+    }
+
+    [Fact]
+    public async Task A_server_that_never_answers_yields_timeouts_and_the_run_still_ends()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.Delay = TimeSpan.FromMinutes(10);
+
+        var stopwatch = Stopwatch.StartNew();
+        var result = await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(10, TimeSpan.FromSeconds(1))) with
+        {
+            Http = new HttpSettings { RequestTimeout = TimeSpan.FromMilliseconds(500) },
+        });
+
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10));
+        Assert.Equal(10, result.Totals.Timeouts);
+        Assert.Equal(10, result.Totals.Errors);
+        Assert.Equal(10, result.StatusCounts["timeout"]);
+        // Timeouts count in the latency at the time they were given up on, not left out.
+        Assert.Equal(10, result.RequestLatency.TotalCount);
+        Assert.True(result.RequestLatency.Min >= 500_000);
+    }
+
+    [Fact]
+    public async Task Cancelling_stops_at_once_and_returns_what_was_measured()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.Delay = TimeSpan.FromSeconds(2);
+
+        using var cancel = new CancellationTokenSource(TimeSpan.FromMilliseconds(700));
+        var stopwatch = Stopwatch.StartNew();
+        var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(3, TimeSpan.FromMinutes(1))), cancellationToken: cancel.Token);
+
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(5), $"took {stopwatch.Elapsed}");
+        Assert.Equal(StopReason.Cancelled, result.StopReason);
+        Assert.Equal(3, result.Totals.Cancelled);
+        Assert.Equal(0, result.Totals.Requests);
+        Assert.Equal(3, result.StatusCounts["cancelled"]);
+    }
+
+    [Fact]
+    public async Task A_refused_connection_counts_as_a_connection_error_with_a_sample_message()
+    {
+        var result = await LoadRunner.RunAsync(new LoadTestPlan
+        {
+            Scenario = new InvoiceScenario(new InvoiceScenarioOptions { Gateway = new Uri("http://127.0.0.1:1/"), Year = 2025 }),
+            Shape = OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)),
+        });
+
+        Assert.Equal(5, result.Totals.ConnectionErrors);
+        Assert.Equal(5, result.StatusCounts["connection-error"]);
+        Assert.Contains(result.ErrorSamples, s => s.Contains("refused", StringComparison.OrdinalIgnoreCase));
+    }
+
+    [Fact]
+    public async Task Responses_are_counted_per_status_and_non_2xx_are_errors()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.StatusFor = number => number % 4 == 0 ? 503 : 200;
+
+        var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(1, TimeSpan.FromMinutes(1))) with
+        {
+            Bounds = new LoadBounds { MaxRequests = 40 },
+        });
+
+        Assert.Equal(30, result.StatusCounts["200"]);
+        Assert.Equal(10, result.StatusCounts["503"]);
+        Assert.Equal(30, result.Totals.Successes);
+        Assert.Equal(10, result.Totals.Errors);
+        Assert.Equal(10, result.TimeSeries.Sum(s => s.Errors));
+    }
+
+    [Fact]
+    public async Task Progress_is_reported_every_second_while_the_run_lasts()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        var reports = new List<LoadProgress>();
+        var progress = new SynchronousProgress(p =>
+        {
+            lock (reports)
+            {
+                reports.Add(p);
+            }
+        });
+
+        await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(20, TimeSpan.FromSeconds(2.5))), progress);
+
+        Assert.InRange(reports.Count, 2, 4);
+        Assert.Equal(20, reports[0].TargetRate!.Value, 6);
+        Assert.True(reports[^1].Requests >= 20);
+        Assert.NotNull(reports[^1].LastSecond);
+    }
+
+    [Fact]
+    public async Task An_invalid_plan_is_rejected_before_any_request()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var error = await Assert.ThrowsAsync<ArgumentException>(() => LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(10, TimeSpan.FromSeconds(1))) with
+        {
+            Bounds = new LoadBounds { MaxRequests = 0 },
+        }));
+
+        Assert.Contains("request bound", error.Message, StringComparison.Ordinal);
+        Assert.Empty(server.Requests);
+    }
+
+    internal static LoadTestPlan Plan(RecordingServer server, LoadShape shape) => new()
+    {
+        Scenario = new InvoiceScenario(new InvoiceScenarioOptions { Gateway = server.BaseUri, Year = 2025 }),
+        Shape = shape,
+    };
+
+    private sealed class SynchronousProgress(Action<LoadProgress> report) : IProgress<LoadProgress>
+    {
+        public void Report(LoadProgress value) => report(value);
+    }
+}

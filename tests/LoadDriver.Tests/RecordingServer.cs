@@ -1,0 +1,68 @@
+using System.Collections.Concurrent;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+
+namespace DroneDelivery.LoadDriver.Tests;
+
+/// <summary>
+/// A loopback gateway stand-in that serves <c>GET /api/invoices/{ownerId}</c> after an optional delay and
+/// records what it saw: every request's path and query, and the most requests it was handling at once.
+/// </summary>
+internal sealed class RecordingServer : IAsyncDisposable
+{
+    private readonly ConcurrentQueue<string> _requests = new();
+    private LoopbackServer _server = null!;
+    private int _concurrent;
+    private int _maxConcurrent;
+
+    private RecordingServer()
+    {
+    }
+
+    public Uri BaseUri => _server.BaseUri;
+
+    /// <summary>Path and query of every request received, in arrival order.</summary>
+    public IReadOnlyList<string> Requests => [.. _requests];
+
+    public int MaxConcurrent => Volatile.Read(ref _maxConcurrent);
+
+    public TimeSpan Delay { get; set; }
+
+    /// <summary>Chooses the status of each response from its 1-based arrival number; default 200.</summary>
+    public Func<int, int> StatusFor { get; set; } = _ => StatusCodes.Status200OK;
+
+    public static async Task<RecordingServer> StartAsync()
+    {
+        var recording = new RecordingServer();
+        recording._server = await LoopbackServer.StartAsync(app => app.MapGet("/api/invoices/{ownerId}", recording.HandleAsync));
+        return recording;
+    }
+
+    public ValueTask DisposeAsync() => _server.DisposeAsync();
+
+    private async Task HandleAsync(HttpContext context)
+    {
+        _requests.Enqueue(context.Request.Path + context.Request.QueryString);
+        var number = _requests.Count;
+        var concurrent = Interlocked.Increment(ref _concurrent);
+        try
+        {
+            int seen;
+            while ((seen = Volatile.Read(ref _maxConcurrent)) < concurrent && Interlocked.CompareExchange(ref _maxConcurrent, concurrent, seen) != seen)
+            {
+            }
+
+            if (Delay > TimeSpan.Zero)
+            {
+                await Task.Delay(Delay, context.RequestAborted);
+            }
+
+            context.Response.StatusCode = StatusFor(number);
+            await context.Response.WriteAsJsonAsync(new { ownerId = context.Request.RouteValues["ownerId"], deliveries = new { count = 3 } });
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _concurrent);
+        }
+    }
+}
