@@ -291,7 +291,7 @@ public static class AmqpEncoder
             case Guid g: WriteUuid(buffer, g); break;
             case TimeSpan ts: WriteLong(buffer, ts.Ticks); break;
             case Uri uri: WriteString(buffer, uri.ToString()); break;
-            case byte[] bytes: WriteBinary(buffer, bytes); break;
+            case byte[] bytes when bytes.GetType() == typeof(byte[]): WriteBinary(buffer, bytes); break;
             case ReadOnlyMemory<byte> rom: WriteBinary(buffer, rom.Span); break;
             case Memory<byte> mem: WriteBinary(buffer, mem.Span); break;
             case ArraySegment<byte> seg: WriteBinary(buffer, seg); break;
@@ -351,97 +351,125 @@ public static class AmqpEncoder
         buffer.WriteByte(FormatCode.Array32);
         var sizeOffset = buffer.Reserve(8);
         var elementType = array.GetType().GetElementType()!;
-        switch (array)
-        {
-            case bool[] a:
-                buffer.WriteByte(FormatCode.Boolean);
-                foreach (var v in a) buffer.WriteByte(v ? (byte)1 : (byte)0);
-                break;
-            case ushort[] a:
-                buffer.WriteByte(FormatCode.UShort);
-                foreach (var v in a) BinaryPrimitives.WriteUInt16BigEndian(Fixed(buffer, 2), v);
-                break;
-            case uint[] a:
-                buffer.WriteByte(FormatCode.UInt);
-                foreach (var v in a) BinaryPrimitives.WriteUInt32BigEndian(Fixed(buffer, 4), v);
-                break;
-            case ulong[] a:
-                buffer.WriteByte(FormatCode.ULong);
-                foreach (var v in a) BinaryPrimitives.WriteUInt64BigEndian(Fixed(buffer, 8), v);
-                break;
-            case sbyte[] a:
-                buffer.WriteByte(FormatCode.Byte);
-                foreach (var v in a) buffer.WriteByte((byte)v);
-                break;
-            case short[] a:
-                buffer.WriteByte(FormatCode.Short);
-                foreach (var v in a) BinaryPrimitives.WriteInt16BigEndian(Fixed(buffer, 2), v);
-                break;
-            case int[] a:
-                buffer.WriteByte(FormatCode.Int);
-                foreach (var v in a) BinaryPrimitives.WriteInt32BigEndian(Fixed(buffer, 4), v);
-                break;
-            case long[] a:
-                buffer.WriteByte(FormatCode.Long);
-                foreach (var v in a) BinaryPrimitives.WriteInt64BigEndian(Fixed(buffer, 8), v);
-                break;
-            case float[] a:
-                buffer.WriteByte(FormatCode.Float);
-                foreach (var v in a) BinaryPrimitives.WriteSingleBigEndian(Fixed(buffer, 4), v);
-                break;
-            case double[] a:
-                buffer.WriteByte(FormatCode.Double);
-                foreach (var v in a) BinaryPrimitives.WriteDoubleBigEndian(Fixed(buffer, 8), v);
-                break;
-            case decimal[] a:
-                buffer.WriteByte(FormatCode.Decimal128);
-                foreach (var v in a) AmqpDecimal.EncodeDecimal128(v, Fixed(buffer, 16));
-                break;
-            case Rune[] a:
-                buffer.WriteByte(FormatCode.Char);
-                foreach (var v in a) BinaryPrimitives.WriteInt32BigEndian(Fixed(buffer, 4), v.Value);
-                break;
-            case DateTime[] a:
-                buffer.WriteByte(FormatCode.Timestamp);
-                foreach (var v in a) BinaryPrimitives.WriteInt64BigEndian(Fixed(buffer, 8), ToUnixMilliseconds(v));
-                break;
-            case Guid[] a:
-                buffer.WriteByte(FormatCode.Uuid);
-                foreach (var v in a) v.TryWriteBytes(Fixed(buffer, 16), bigEndian: true, out _);
-                break;
-            case string[] a:
-                buffer.WriteByte(FormatCode.String32);
-                foreach (var v in a) WriteArrayText(buffer, Encoding.UTF8.GetBytes(v));
-                break;
-            case AmqpSymbol[] a:
-                buffer.WriteByte(FormatCode.Symbol32);
-                foreach (var v in a) WriteArrayText(buffer, Encoding.ASCII.GetBytes(v.Value));
-                break;
-            case byte[][] a:
-                buffer.WriteByte(FormatCode.Binary32);
-                foreach (var v in a) WriteArrayText(buffer, v);
-                break;
-            case DescribedValue[] a:
-                if (a.Length == 0)
-                {
-                    throw new NotSupportedException("An empty array of described values has no element constructor.");
-                }
-
-                buffer.WriteByte(FormatCode.Described);
-                WriteObject(buffer, a[0].Descriptor, depth + 1);
-                WriteArrayElements(buffer, Array.ConvertAll(a, d => d.Value), depth);
-                break;
-            default:
-                if (typeof(IDictionary).IsAssignableFrom(elementType) || (typeof(IList).IsAssignableFrom(elementType) && !elementType.IsArray))
-                {
-                    WriteArrayElements(buffer, array, depth);
-                    break;
-                }
-
-                throw new NotSupportedException($"Arrays of '{elementType}' have no AMQP encoding; use a List<object?> for a list.");
-        }
-
+        WriteArrayBody(buffer, array, elementType, depth);
         PatchSizeAndCount(buffer, sizeOffset, array.Length);
+    }
+
+    // Element types are matched exactly: the runtime lets long[] pass as ulong[] (and sbyte[] as byte[]).
+    private static void WriteArrayBody(ByteBuffer buffer, Array array, Type elementType, int depth)
+    {
+        if (elementType == typeof(bool))
+        {
+            buffer.WriteByte(FormatCode.Boolean);
+            foreach (var v in (bool[])array) buffer.WriteByte(v ? (byte)1 : (byte)0);
+        }
+        else if (elementType == typeof(ushort))
+        {
+            buffer.WriteByte(FormatCode.UShort);
+            foreach (var v in (ushort[])array) BinaryPrimitives.WriteUInt16BigEndian(Fixed(buffer, 2), v);
+        }
+        else if (elementType == typeof(uint))
+        {
+            buffer.WriteByte(FormatCode.UInt);
+            foreach (var v in (uint[])array) BinaryPrimitives.WriteUInt32BigEndian(Fixed(buffer, 4), v);
+        }
+        else if (elementType == typeof(ulong))
+        {
+            buffer.WriteByte(FormatCode.ULong);
+            foreach (var v in (ulong[])array) BinaryPrimitives.WriteUInt64BigEndian(Fixed(buffer, 8), v);
+        }
+        else if (elementType == typeof(sbyte))
+        {
+            buffer.WriteByte(FormatCode.Byte);
+            foreach (var v in (sbyte[])array) buffer.WriteByte((byte)v);
+        }
+        else if (elementType == typeof(short))
+        {
+            buffer.WriteByte(FormatCode.Short);
+            foreach (var v in (short[])array) BinaryPrimitives.WriteInt16BigEndian(Fixed(buffer, 2), v);
+        }
+        else if (elementType == typeof(int))
+        {
+            buffer.WriteByte(FormatCode.Int);
+            foreach (var v in (int[])array) BinaryPrimitives.WriteInt32BigEndian(Fixed(buffer, 4), v);
+        }
+        else if (elementType == typeof(long))
+        {
+            buffer.WriteByte(FormatCode.Long);
+            foreach (var v in (long[])array) BinaryPrimitives.WriteInt64BigEndian(Fixed(buffer, 8), v);
+        }
+        else if (elementType == typeof(float))
+        {
+            buffer.WriteByte(FormatCode.Float);
+            foreach (var v in (float[])array) BinaryPrimitives.WriteSingleBigEndian(Fixed(buffer, 4), v);
+        }
+        else if (elementType == typeof(double))
+        {
+            buffer.WriteByte(FormatCode.Double);
+            foreach (var v in (double[])array) BinaryPrimitives.WriteDoubleBigEndian(Fixed(buffer, 8), v);
+        }
+        else if (elementType == typeof(decimal))
+        {
+            buffer.WriteByte(FormatCode.Decimal128);
+            foreach (var v in (decimal[])array) AmqpDecimal.EncodeDecimal128(v, Fixed(buffer, 16));
+        }
+        else if (elementType == typeof(Rune))
+        {
+            buffer.WriteByte(FormatCode.Char);
+            foreach (var v in (Rune[])array) BinaryPrimitives.WriteInt32BigEndian(Fixed(buffer, 4), v.Value);
+        }
+        else if (elementType == typeof(DateTime))
+        {
+            buffer.WriteByte(FormatCode.Timestamp);
+            foreach (var v in (DateTime[])array) BinaryPrimitives.WriteInt64BigEndian(Fixed(buffer, 8), ToUnixMilliseconds(v));
+        }
+        else if (elementType == typeof(Guid))
+        {
+            buffer.WriteByte(FormatCode.Uuid);
+            foreach (var v in (Guid[])array) v.TryWriteBytes(Fixed(buffer, 16), bigEndian: true, out _);
+        }
+        else if (elementType == typeof(string))
+        {
+            buffer.WriteByte(FormatCode.String32);
+            foreach (var v in (string[])array) WriteArrayText(buffer, Encoding.UTF8.GetBytes(v));
+        }
+        else if (elementType == typeof(AmqpSymbol))
+        {
+            buffer.WriteByte(FormatCode.Symbol32);
+            foreach (var v in (AmqpSymbol[])array) WriteArrayText(buffer, Encoding.ASCII.GetBytes(v.Value));
+        }
+        else if (elementType == typeof(byte[]))
+        {
+            buffer.WriteByte(FormatCode.Binary32);
+            foreach (var v in (byte[][])array) WriteArrayText(buffer, v);
+        }
+        else if (elementType == typeof(DescribedValue))
+        {
+            var described = (DescribedValue[])array;
+            if (described.Length == 0 || described[0].Value is null)
+            {
+                throw new NotSupportedException("An array of described values needs a first element with a value to take its element type from.");
+            }
+
+            buffer.WriteByte(FormatCode.Described);
+            WriteObject(buffer, described[0].Descriptor, depth + 1);
+            var valueType = described[0].Value!.GetType();
+            var values = Array.CreateInstance(valueType, described.Length);
+            for (var i = 0; i < described.Length; i++)
+            {
+                values.SetValue(described[i].Value, i);
+            }
+
+            WriteArrayBody(buffer, values, valueType, depth);
+        }
+        else if (typeof(IDictionary).IsAssignableFrom(elementType) || (typeof(IList).IsAssignableFrom(elementType) && !elementType.IsArray))
+        {
+            WriteArrayElements(buffer, array, depth);
+        }
+        else
+        {
+            throw new NotSupportedException($"Arrays of '{elementType}' have no AMQP encoding; use a List<object?> for a list.");
+        }
     }
 
     // Lists and maps inside an array share one 32-bit constructor; each element carries size and count.
