@@ -18,6 +18,7 @@ internal sealed class LoopbackBroker : IAmqpLinkHandler, IAsyncDisposable
         {
             Connection = connection ?? new AmqpConnectionOptions { ContainerId = "loopback-broker" },
             SaslMechanisms = mechanisms ?? [SaslMechanism.Anonymous],
+            RequireSasl = mechanisms is not { Count: 0 },
             HandlerFactory = _ => this,
         });
     }

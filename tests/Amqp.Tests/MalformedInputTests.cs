@@ -1,0 +1,98 @@
+using System.Net.Sockets;
+using DroneDelivery.Amqp.Framing;
+using DroneDelivery.Amqp.Messaging;
+
+namespace DroneDelivery.Amqp.Tests;
+
+public sealed class MalformedInputTests
+{
+    private static async Task<byte[]> ExchangeAsync(int port, params byte[][] writes)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync("127.0.0.1", port);
+        var stream = client.GetStream();
+        foreach (var write in writes)
+        {
+            await stream.WriteAsync(write);
+        }
+
+        var received = new List<byte>();
+        var buffer = new byte[4096];
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+        while (true)
+        {
+            var n = await stream.ReadAsync(buffer, timeout.Token);
+            if (n == 0)
+            {
+                return [.. received];
+            }
+
+            received.AddRange(buffer.AsSpan(0, n));
+        }
+    }
+
+    private static readonly byte[] AmqpHeader = "AMQP\0\u0001\0\0"u8.ToArray();
+
+
+    [Fact]
+    public async Task Wrong_protocol_header_is_answered_with_ours_and_the_socket_is_closed()
+    {
+        await using var broker = new LoopbackBroker();
+
+        var answer = await ExchangeAsync(broker.Port, "HTTP/1.1 GET /\r\n"u8.ToArray());
+
+        Assert.Equal("AMQP"u8.ToArray(), answer.Take(4));
+    }
+
+    [Fact]
+    public async Task Undecodable_frame_closes_that_connection_with_a_decode_error_and_others_keep_working()
+    {
+        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions()) ;
+        await using var healthy = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) });
+
+        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), [0, 0, 0, 12, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef]);
+
+        Assert.Equal(AmqpHeader, answer.Take(8));
+        Assert.Contains("amqp:decode-error", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
+        var session = await healthy.BeginSessionAsync();
+        var sender = await session.AttachSenderAsync(new LinkOptions { Name = "s", Source = new Source(), Target = new Target { Address = "queue" } });
+        Assert.IsType<Accepted>(await sender.SendAsync(new AmqpMessage { Body = new ValueBody("still fine") }.ToArray(), [1]));
+    }
+
+    [Fact]
+    public async Task Frame_larger_than_the_negotiated_maximum_closes_the_connection_with_a_framing_error()
+    {
+        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions { MaxFrameSize = 1024 });
+
+        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), [0, 0x10, 0, 0, 2, 0, 0, 0]);
+
+        Assert.Contains("amqp:connection:framing-error", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Transfer_on_an_unattached_handle_closes_the_connection_not_the_listener()
+    {
+        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions());
+        var begin = Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 });
+        var transfer = Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 });
+
+        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), begin, transfer);
+        await using var after = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) });
+
+        Assert.Contains("amqp:session:unattached-handle", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
+        Assert.False(after.IsClosed);
+    }
+
+    private static byte[] Open() => Frame(new Open { ContainerId = "raw-client" });
+
+    private static byte[] Frame(Performative performative)
+    {
+        using var buffer = new Codec.ByteBuffer();
+        buffer.Reserve(8);
+        performative.Encode(buffer);
+        var bytes = buffer.ToArray();
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(bytes, (uint)bytes.Length);
+        bytes[4] = 2;
+        return bytes;
+    }
+}
