@@ -169,7 +169,7 @@ Argument: dict "root" $ "key" <values key>.
 {{- $external := include "dd.externalSecretName" (dict "root" $root "key" .key) -}}
 {{- range $backend := $service.calls }}
 - name: Backends__{{ include "dd.backendSection" $backend }}__BaseAddress
-  value: {{ printf "http://%s" (index $topology $backend).name | quote }}
+  value: {{ printf "http://%s/" (index $topology $backend).name | quote }}
 {{- end }}
 {{- if has "cosmosDb" $service.uses }}
 {{- if $root.Values.emulators.enabled }}
