@@ -6,8 +6,10 @@ namespace DroneDelivery.Emulators.CosmosDb.Capacity;
 /// Provisioned throughput split evenly over physical partitions, enforced per partition with a token
 /// bucket that refills at <c>RU/s ÷ partitions</c> and holds at most <c>BurstSeconds</c> of it. A
 /// request is admitted while its partition's balance is positive and then pays its actual charge
-/// (the balance may go negative, as the service lets an admitted request finish); while the balance
-/// is not positive the partition answers 429 with the time until it is positive again.
+/// (the balance may go negative, as the service lets an admitted request finish). While the balance
+/// is not positive the partition answers 429 with a retry-after that covers the debt plus the
+/// requests already told to come back, so throttled clients return one after another as budget
+/// accrues instead of all at once.
 /// </summary>
 internal sealed class ThroughputPool
 {
@@ -44,7 +46,7 @@ internal sealed class ThroughputPool
         {
             lock (bucket)
             {
-                Refill(bucket);
+                Refill(bucket, Stopwatch.GetTimestamp());
             }
         }
 
@@ -59,21 +61,29 @@ internal sealed class ThroughputPool
         }
     }
 
-    /// <summary>True when partition <paramref name="index"/> has budget left; otherwise the wait until it has.</summary>
+    /// <summary>True when partition <paramref name="index"/> has budget left; otherwise how long to wait.</summary>
     public bool TryAdmit(int index, out int retryAfterMilliseconds)
     {
         var bucket = _buckets[index % _buckets.Length];
+        var now = Stopwatch.GetTimestamp();
         lock (bucket)
         {
-            Refill(bucket);
+            Refill(bucket, now);
             if (bucket.Tokens > 0)
             {
                 retryAfterMilliseconds = 0;
                 return true;
             }
 
-            var seconds = -bucket.Tokens / PerPartition;
+            while (bucket.Waiting.Count > 0 && bucket.Waiting.Peek() <= now)
+            {
+                bucket.Waiting.Dequeue();
+            }
+
+            // Wait for the debt to be repaid and for the ones already waiting to be served first.
+            var seconds = (-bucket.Tokens + ((bucket.Waiting.Count + 1) * bucket.AverageCharge)) / PerPartition;
             retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
+            bucket.Waiting.Enqueue(now + (long)(seconds * Stopwatch.Frequency));
             return false;
         }
     }
@@ -83,15 +93,20 @@ internal sealed class ThroughputPool
         var bucket = _buckets[index % _buckets.Length];
         lock (bucket)
         {
-            Refill(bucket);
+            Refill(bucket, Stopwatch.GetTimestamp());
             bucket.Tokens -= requestUnits;
+            bucket.AverageCharge += (requestUnits - bucket.AverageCharge) * 0.1;
         }
     }
 
-    private void Refill(Bucket bucket)
+    private void Refill(Bucket bucket, long now)
     {
-        var now = Stopwatch.GetTimestamp();
         var elapsed = (now - bucket.LastRefill) / (double)Stopwatch.Frequency;
+        if (elapsed <= 0)
+        {
+            return;
+        }
+
         bucket.LastRefill = now;
         bucket.Tokens = Math.Min(PerPartition * _burstSeconds, bucket.Tokens + (elapsed * PerPartition));
     }
@@ -100,5 +115,7 @@ internal sealed class ThroughputPool
     {
         public double Tokens;
         public long LastRefill;
+        public double AverageCharge = 1;
+        public readonly Queue<long> Waiting = new();
     }
 }

@@ -42,7 +42,6 @@ internal sealed class CosmosGateway
         var started = Stopwatch.GetTimestamp();
         var startedAt = DateTimeOffset.UtcNow;
         var path = http.Request.Path.Value ?? "/";
-        if (Environment.GetEnvironmentVariable("TMP_TRACE") == "1") { Console.WriteLine("TRACE " + http.Request.Method + " " + path + " " + string.Join(" | ", http.Request.Headers.Where(h => h.Key.StartsWith("x-ms") || h.Key.StartsWith("If") || h.Key=="A-IM").Select(h => h.Key + "=" + h.Value))); }
         ResourceAddress? address = null;
         GatewayResponse response;
         try
