@@ -74,7 +74,7 @@ public class ServiceBusReceiver : IAsyncDisposable
         using var activity = ServiceBusTelemetry.Start(ServiceBusTelemetry.ReceiveActivity, ActivityKind.Client, EntityPath, FullyQualifiedNamespace, "receive");
         try
         {
-            var link = await Retry.RunAsync((_, token) => GetLinkAsync(token), EntityPath, cancellationToken).ConfigureAwait(false);
+            var link = _link is { IsClosed: false } open ? open : await Retry.RunAsync((_, token) => GetLinkAsync(token), EntityPath, cancellationToken).ConfigureAwait(false);
             if (PrefetchCount == 0)
             {
                 link.AddCredit((uint)maxMessages);
@@ -374,7 +374,8 @@ public class ServiceBusReceiver : IAsyncDisposable
             var viaLink = delivery is not null && delivery.Link == _link && !delivery.Link.IsClosed;
             if (viaLink)
             {
-                var outcome = await Retry.RunAsync((timeout, token) => delivery!.Link.DisposeAsync(delivery, state, token), EntityPath, cancellationToken).ConfigureAwait(false);
+                // Not retried: a disposition that got lost cannot be told apart from one that took effect.
+                var outcome = await delivery!.Link.DisposeAsync(delivery, state, cancellationToken).WaitAsync(Retry.Options.TryTimeout, cancellationToken).ConfigureAwait(false);
                 if (outcome is Rejected { Error: { } error })
                 {
                     if (error.Condition != ErrorCondition.NotFound)

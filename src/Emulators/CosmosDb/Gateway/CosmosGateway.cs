@@ -207,25 +207,36 @@ internal sealed class CosmosGateway
             return null;
         }
 
-        if (request.ContentLength == 0 || (request.ContentLength is null && !request.Headers.ContainsKey("Transfer-Encoding")))
+        if (request.ContentLength is { } length)
+        {
+            var exact = new byte[length];
+            await request.Body.ReadExactlyAsync(exact, cancellationToken).ConfigureAwait(false);
+            return exact;
+        }
+
+        if (!request.Headers.ContainsKey("Transfer-Encoding"))
         {
             return [];
         }
 
-        using var buffer = new MemoryStream(request.ContentLength is { } length ? (int)length : 4096);
-        var chunk = new byte[16 * 1024];
-        int read;
-        while ((read = await request.Body.ReadAsync(chunk, cancellationToken).ConfigureAwait(false)) > 0)
+        // Chunked: read up to one byte past the limit to tell "too large" from "exactly at the limit".
+        var buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(MaxRequestBytes + 1);
+        try
         {
-            if (buffer.Length + read > MaxRequestBytes)
+            var total = 0;
+            int read;
+            while (total <= MaxRequestBytes
+                && (read = await request.Body.ReadAsync(buffer.AsMemory(total, MaxRequestBytes + 1 - total), cancellationToken).ConfigureAwait(false)) > 0)
             {
-                return null;
+                total += read;
             }
 
-            buffer.Write(chunk, 0, read);
+            return total > MaxRequestBytes ? null : buffer.AsSpan(0, total).ToArray();
         }
-
-        return buffer.ToArray();
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
+        }
     }
 
     private static async Task WriteAsync(HttpContext http, GatewayResponse response)

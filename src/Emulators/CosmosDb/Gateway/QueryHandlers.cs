@@ -73,7 +73,9 @@ internal static class QueryHandlers
             return throttled;
         }
 
-        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, partition.Snapshot(), scope, pageSize, continuation, spec.ResumeFilter);
+        var snapshot = partition.Snapshot();
+        var documents = exactEpk is null ? snapshot.Documents : snapshot.InLogicalPartition(exactEpk);
+        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, scope, pageSize, continuation, spec.ResumeFilter);
         var charge = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead);
         return Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
     }
@@ -96,7 +98,7 @@ internal static class QueryHandlers
             }
         }
 
-        var documents = container.Partitions.SelectMany(p => p.Snapshot()).OrderBy(d => d.Sequence).ToList();
+        var documents = container.Partitions.SelectMany(p => p.Snapshot().Documents).OrderBy(d => d.Sequence).ToList();
         var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, default, pageSize, continuation, spec.ResumeFilter);
         var response = Page(container, page).Named(operation);
         var perPartition = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead / container.Partitions.Count);

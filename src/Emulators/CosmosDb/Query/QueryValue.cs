@@ -42,6 +42,14 @@ internal readonly struct QueryValue
         _hasElement = true;
     }
 
+    private QueryValue(QueryValueKind kind, JsonElement element, byte[] raw)
+    {
+        Kind = kind;
+        _element = element;
+        _hasElement = true;
+        _built = raw;
+    }
+
     public static QueryValue Undefined => default;
 
     public static QueryValue Null { get; } = new(QueryValueKind.Null);
@@ -73,6 +81,9 @@ internal readonly struct QueryValue
 
     public static QueryValue FromObject(IReadOnlyList<KeyValuePair<string, QueryValue>> properties) =>
         new(QueryValueKind.Object, built: properties);
+
+    /// <summary>A stored document: its parsed root plus its exact JSON, written out as is.</summary>
+    public static QueryValue FromDocument(JsonElement root, byte[] json) => new(QueryValueKind.Object, root, json);
 
     public static QueryValue FromElement(JsonElement element) => element.ValueKind switch
     {
@@ -198,7 +209,16 @@ internal readonly struct QueryValue
     {
         if (_hasElement)
         {
-            _element.WriteTo(writer);
+            // Whole stored documents are copied byte for byte; re-serialising them is the costliest part of a page.
+            if (_built is byte[] raw)
+            {
+                writer.WriteRawValue(raw, skipInputValidation: true);
+            }
+            else
+            {
+                _element.WriteTo(writer);
+            }
+
             return;
         }
 

@@ -26,7 +26,7 @@ internal sealed class PhysicalPartition
     private readonly Lock _sync = new();
     private readonly List<StoredDocument?> _slots = [];
     private readonly Dictionary<DocumentKey, int> _index = [];
-    private StoredDocument[]? _snapshot;
+    private PartitionSnapshot? _snapshot;
     private int _tombstones;
     private long _highestSequence = long.MinValue;
 
@@ -69,12 +69,12 @@ internal sealed class PhysicalPartition
         }
     }
 
-    /// <summary>The items in insertion order, as of now.</summary>
-    public IReadOnlyList<StoredDocument> Snapshot()
+    /// <summary>The items as of now; rebuilt on the first read after a write.</summary>
+    public PartitionSnapshot Snapshot()
     {
         lock (_sync)
         {
-            return _snapshot ??= [.. _slots.Where(d => d is not null).Select(d => d!)];
+            return _snapshot ??= new PartitionSnapshot([.. _slots.Where(d => d is not null).Select(d => d!)]);
         }
     }
 

@@ -28,7 +28,7 @@ internal sealed class StoredDocument
 
     public required JsonElement Root { get; init; }
 
-    public QueryValue Value => QueryValue.FromElement(Root);
+    public QueryValue Value => QueryValue.FromDocument(Root, Json);
 }
 
 /// <summary>Identifies an item within a container: its partition (by EPK) and its id.</summary>

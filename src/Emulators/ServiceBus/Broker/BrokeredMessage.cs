@@ -1,4 +1,5 @@
 using DroneDelivery.Amqp.Codec;
+using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.ServiceBus.Primitives;
 
@@ -71,25 +72,37 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
         }
 
         var header = Message.Header;
-        var delivered = new AmqpMessage
+        using var buffer = new ByteBuffer(512 + (_bare?.Length ?? 0));
+        new MessageHeader
         {
-            Header = new MessageHeader
-            {
-                Durable = header?.Durable ?? false,
-                Priority = header?.Priority,
-                Ttl = header?.Ttl,
-                FirstAcquirer = header?.FirstAcquirer ?? false,
-                DeliveryCount = headerDeliveryCount,
-            },
-            MessageAnnotations = annotations,
-            Properties = Message.Properties,
-            ApplicationProperties = Message.ApplicationProperties,
-            Body = Message.Body,
-            Footer = Message.Footer,
-        };
-        using var buffer = new ByteBuffer(512);
-        delivered.Encode(buffer);
+            Durable = header?.Durable ?? false,
+            Priority = header?.Priority,
+            Ttl = header?.Ttl,
+            FirstAcquirer = header?.FirstAcquirer ?? false,
+            DeliveryCount = headerDeliveryCount,
+        }.Encode(buffer);
+        AmqpEncoder.WriteDescriptor(buffer, Descriptors.MessageAnnotations);
+        AmqpEncoder.WriteMap(buffer, annotations);
+        buffer.Write(Bare());
         return buffer.ToArray();
+    }
+
+    // The bare message (properties, application properties, body) and footer never change between deliveries
+    // unless properties are modified, so they are encoded once.
+    private byte[]? _bare;
+
+    public void InvalidateEncoding() => _bare = null;
+
+    private byte[] Bare()
+    {
+        if (_bare is null)
+        {
+            using var buffer = new ByteBuffer(512);
+            new AmqpMessage { Properties = Message.Properties, ApplicationProperties = Message.ApplicationProperties, Body = Message.Body, Footer = Message.Footer }.Encode(buffer);
+            _bare = buffer.ToArray();
+        }
+
+        return _bare;
     }
 
     /// <summary>Applies properties-to-modify (abandon, defer, dead-letter) as application properties, as Service Bus does.</summary>
@@ -100,6 +113,7 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
             return;
         }
 
+        _bare = null;
         var target = Message.EnsureApplicationProperties();
         foreach (var (key, value) in properties)
         {

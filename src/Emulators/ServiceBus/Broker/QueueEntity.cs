@@ -661,6 +661,7 @@ internal sealed class QueueEntity
             return;
         }
 
+        message.InvalidateEncoding();
         var properties = message.Message.EnsureApplicationProperties();
         if (reason is not null)
         {

@@ -1,0 +1,164 @@
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LocalSystem;
+
+namespace DroneDelivery.Lab.Deployment;
+
+/// <summary>
+/// The replicas of one service as local processes behind one <see cref="TcpBalancer"/>, the local
+/// form of a Deployment and its Service. Changing settings or the replica count restarts the
+/// replicas (new ones first, so the service keeps answering), as a rolling update would.
+/// </summary>
+internal sealed class ReplicaSet : IAsyncDisposable
+{
+    private static readonly HttpClient Probe = new() { Timeout = TimeSpan.FromSeconds(2) };
+
+    private readonly string _logDirectory;
+    private List<Replica> _replicas = [];
+    private int _generation;
+
+    public ReplicaSet(ServiceKind service, string logDirectory)
+    {
+        Service = service;
+        _logDirectory = logDirectory;
+        Balancer = new TcpBalancer(service.Name, 0, []);
+    }
+
+    public ServiceKind Service { get; }
+
+    /// <summary>The stable address other services and the load driver use.</summary>
+    public TcpBalancer Balancer { get; }
+
+    public IReadOnlyList<Replica> Replicas => _replicas;
+
+    /// <summary>The environment the running replicas were started with (to know whether a step changes it).</summary>
+    public IReadOnlyDictionary<string, string> Environment { get; private set; } = new Dictionary<string, string>();
+
+    /// <summary>Starts <paramref name="count"/> replicas with <paramref name="environment"/>, then retires the old ones.</summary>
+    public async Task DeployAsync(int count, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
+    {
+        _generation++;
+        var started = new List<Replica>();
+        try
+        {
+            // Start replicas concurrently: each pays JIT start-up, which is CPU-bound, but waiting for
+            // readiness overlaps.
+            var starts = Enumerable.Range(1, count).Select(i => StartReplicaAsync(i, environment, cancellationToken)).ToList();
+            foreach (var start in starts)
+            {
+                try
+                {
+                    started.Add(await start.ConfigureAwait(false));
+                }
+                catch when (!cancellationToken.IsCancellationRequested)
+                {
+                    // Collect the others before failing, so none is left running.
+                    foreach (var other in starts.Where(s => s != start))
+                    {
+                        try
+                        {
+                            started.Add(await other.ConfigureAwait(false));
+                        }
+                        catch (Exception)
+                        {
+                            // Reported through the first failure.
+                        }
+                    }
+
+                    throw;
+                }
+            }
+        }
+        catch
+        {
+            await Task.WhenAll(started.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+            throw;
+        }
+
+        var old = _replicas;
+        _replicas = started;
+        Balancer.BackendPorts = [.. started.Select(r => r.Port)];
+        Environment = new Dictionary<string, string>(environment);
+        await Task.WhenAll(old.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        Balancer.BackendPorts = [];
+        await Task.WhenAll(_replicas.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+        _replicas = [];
+        await Balancer.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private async Task<Replica> StartReplicaAsync(int index, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
+    {
+        var port = FreePort.Next();
+        var name = $"{Service.Name}-{index}";
+        var variables = new Dictionary<string, string?>(environment.ToDictionary(e => e.Key, e => (string?)e.Value))
+        {
+            ["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}",
+            ["POD_NAME"] = name,
+        };
+        var spec = LocalProcessSpec.ForProject(name, Service.ProjectName) with
+        {
+            Environment = variables,
+            LogFile = Path.Combine(_logDirectory, $"{name}.g{_generation}.log"),
+        };
+        var process = await LocalProcess.StartAsync(spec, cancellationToken).ConfigureAwait(false);
+        var replica = new Replica(name, port, process);
+        try
+        {
+            await WaitUntilReadyAsync(replica, cancellationToken).ConfigureAwait(false);
+            return replica;
+        }
+        catch
+        {
+            await process.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>Polls <c>/health/ready</c> as a readiness probe would, until it answers 200.</summary>
+    private static async Task WaitUntilReadyAsync(Replica replica, CancellationToken cancellationToken)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromMinutes(2);
+        string last = "no answer";
+        while (DateTime.UtcNow < deadline)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (replica.Process.Exited.IsCompleted)
+            {
+                throw new InvalidOperationException(
+                    $"{replica.Name} exited with code {replica.Process.Exited.Result}. Last output:{System.Environment.NewLine}{string.Join(System.Environment.NewLine, replica.Process.RecentOutput.TakeLast(30))}");
+            }
+
+            try
+            {
+                using var response = await Probe.GetAsync(new Uri(replica.Address, "/health/ready"), cancellationToken).ConfigureAwait(false);
+                if (response.IsSuccessStatusCode)
+                {
+                    return;
+                }
+
+                last = $"{(int)response.StatusCode} {await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false)}";
+            }
+            catch (HttpRequestException e)
+            {
+                last = e.Message;
+            }
+            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                last = "probe timed out";
+            }
+
+            await Task.Delay(250, cancellationToken).ConfigureAwait(false);
+        }
+
+        throw new InvalidOperationException($"{replica.Name} was not ready after 2 minutes; /health/ready last said: {last}");
+    }
+}
+
+/// <summary>One running replica of a service.</summary>
+internal sealed record Replica(string Name, int Port, LocalProcess Process)
+{
+    public Uri Address => new($"http://127.0.0.1:{Port}");
+}

@@ -1,0 +1,80 @@
+using DroneDelivery.Contracts;
+using DroneDelivery.Contracts.Http;
+using Microsoft.AspNetCore.Http.HttpResults;
+
+namespace DroneDelivery.Package.Apis;
+
+public static class PackageApi
+{
+    public static WebApplication MapPackageApi(this WebApplication app)
+    {
+        var api = app.MapGroup(string.Empty).WithTags("Packages");
+        api.MapGet(Routes.Packages.Summary, GetSummaryAsync).WithName("GetPackageSummary")
+            .WithSummary("Count and total weight of an owner's packages in a billing month.");
+        api.MapPut(Routes.Packages.Item, PutAsync).WithName("PutPackage")
+            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.");
+        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage");
+        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage");
+        return app;
+    }
+
+    internal static async Task<Results<Ok<PackageSummary>, ValidationProblem>> GetSummaryAsync(
+        string? ownerId, string? year, string? month, PackageStore store, CancellationToken cancellationToken)
+    {
+        var errors = new FieldErrors();
+        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        return TypedResults.Ok(await store.GetSummaryAsync(ownerId!, period, cancellationToken));
+    }
+
+    internal static async Task<Results<Created<PackageRecord>, Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
+        string id, PackageUpsert? upsert, PackageStore store, CancellationToken cancellationToken)
+    {
+        var errors = new FieldErrors();
+        errors.RequireIdentifier("id", id);
+        if (upsert is null)
+        {
+            errors.Add("body", "A JSON package is required.");
+        }
+        else
+        {
+            upsert.Validate(errors);
+        }
+
+        if (!errors.IsEmpty)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        var (result, package) = await store.PutAsync(id, upsert!, cancellationToken);
+        return result switch
+        {
+            PackagePutResult.Created => TypedResults.Created("/" + Routes.Packages.ItemPath(id), package),
+            PackagePutResult.Conflict => Problems.Conflict("Package belongs to another delivery", $"Package '{id}' belongs to delivery '{package.DeliveryId}'."),
+            _ => TypedResults.Ok(package),
+        };
+    }
+
+    internal static async Task<Results<Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, PackageStore store, CancellationToken cancellationToken)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        return await store.GetAsync(id, cancellationToken) is { } package ? TypedResults.Ok(package) : Problems.NotFound("Package", id);
+    }
+
+    internal static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteAsync(string id, PackageStore store, CancellationToken cancellationToken)
+    {
+        if (!Identifiers.IsValid(id))
+        {
+            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+        }
+
+        return await store.DeleteAsync(id, cancellationToken) ? TypedResults.NoContent() : Problems.NotFound("Package", id);
+    }
+}

@@ -1,0 +1,162 @@
+using System.Net;
+using DroneDelivery.Contracts;
+using DroneDelivery.Contracts.Cosmos;
+using Microsoft.Azure.Cosmos;
+using Microsoft.Extensions.Options;
+
+namespace DroneDelivery.Package;
+
+/// <summary>What a <c>PUT</c> of a package did.</summary>
+public enum PackagePutResult
+{
+    Created,
+
+    /// <summary>The same package already existed (a redelivered message): nothing changed.</summary>
+    Unchanged,
+
+    /// <summary>The package existed for the same delivery with other values and was replaced.</summary>
+    Replaced,
+
+    /// <summary>The package id belongs to another delivery.</summary>
+    Conflict,
+}
+
+/// <summary>A package document; <c>id</c> is the package id and the partition key.</summary>
+internal sealed record PackageDocument(string Id, string DeliveryId, string OwnerId, PackageSize Size, double Weight, string? Tag, int Year, int Month)
+{
+    public PackageRecord ToRecord() => new(Id, DeliveryId, OwnerId, Size, Weight, Tag, Year, Month);
+}
+
+/// <summary>Packages in the Cosmos DB container <c>Packages:ContainerId</c>, partitioned by <c>/id</c>.</summary>
+public sealed class PackageStore(CosmosClient client, IOptions<CosmosSettings> cosmos, IOptions<PackagesSettings> packages)
+{
+    public const string PartitionKeyPath = "/id";
+
+    private const int MaxOptimisticAttempts = 5;
+
+    private const string CountQuery = "SELECT VALUE COUNT(1) FROM c WHERE c.ownerId = @ownerId AND c.year = @year AND c.month = @month";
+    private const string WeightQuery = "SELECT VALUE SUM(c.weight) FROM c WHERE c.ownerId = @ownerId AND c.year = @year AND c.month = @month";
+
+    private readonly Container _container = client.GetContainer(cosmos.Value.DatabaseId, packages.Value.ContainerId);
+
+    /// <summary>Creates the package, or leaves an identical one, or replaces the same delivery's package with new values.</summary>
+    /// <param name="upsert">A validated body.</param>
+    public async Task<(PackagePutResult Result, PackageRecord Package)> PutAsync(string id, PackageUpsert upsert, CancellationToken cancellationToken)
+    {
+        using var operation = CosmosOperation.Start(PackageTelemetry.Operations.PutPackage);
+        var document = new PackageDocument(id, upsert.DeliveryId!, upsert.OwnerId!, upsert.Size!.Value, upsert.Weight!.Value, upsert.Tag, upsert.Year!.Value, upsert.Month!.Value);
+        var partitionKey = new PartitionKey(id);
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                var created = await _container.CreateItemAsync(document, partitionKey, cancellationToken: cancellationToken).ConfigureAwait(false);
+                operation.AddCharge(created.RequestCharge);
+                return (PackagePutResult.Created, document.ToRecord());
+            }
+            catch (CosmosException e) when (e.StatusCode == HttpStatusCode.Conflict)
+            {
+                operation.AddCharge(e.RequestCharge);
+            }
+
+            var existing = await ReadAsync(id, operation, cancellationToken).ConfigureAwait(false);
+            if (existing is null)
+            {
+                continue; // Deleted in between: create it again.
+            }
+
+            if (existing.Value.Document.DeliveryId != document.DeliveryId)
+            {
+                return (PackagePutResult.Conflict, existing.Value.Document.ToRecord());
+            }
+
+            if (existing.Value.Document == document)
+            {
+                return (PackagePutResult.Unchanged, document.ToRecord());
+            }
+
+            try
+            {
+                var replaced = await _container.ReplaceItemAsync(document, id, partitionKey,
+                    new ItemRequestOptions { IfMatchEtag = existing.Value.ETag }, cancellationToken).ConfigureAwait(false);
+                operation.AddCharge(replaced.RequestCharge);
+                return (PackagePutResult.Replaced, document.ToRecord());
+            }
+            catch (CosmosException e) when (e.StatusCode is HttpStatusCode.PreconditionFailed or HttpStatusCode.NotFound && attempt < MaxOptimisticAttempts)
+            {
+                operation.AddCharge(e.RequestCharge);
+            }
+        }
+    }
+
+    public async Task<PackageRecord?> GetAsync(string id, CancellationToken cancellationToken)
+    {
+        using var operation = CosmosOperation.Start(PackageTelemetry.Operations.GetPackage);
+        return (await ReadAsync(id, operation, cancellationToken).ConfigureAwait(false))?.Document.ToRecord();
+    }
+
+    /// <summary>Deletes the package; false when there was none.</summary>
+    public async Task<bool> DeleteAsync(string id, CancellationToken cancellationToken)
+    {
+        using var operation = CosmosOperation.Start(PackageTelemetry.Operations.DeletePackage);
+        try
+        {
+            var response = await _container.DeleteItemAsync<PackageDocument>(id, new PartitionKey(id), cancellationToken: cancellationToken).ConfigureAwait(false);
+            operation.AddCharge(response.RequestCharge);
+            return true;
+        }
+        catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
+        {
+            operation.AddCharge(e.RequestCharge);
+            return false;
+        }
+    }
+
+    /// <summary>Count and total weight of an owner's packages in a billing month: two aggregate queries, run together.</summary>
+    public async Task<PackageSummary> GetSummaryAsync(string ownerId, BillingPeriod period, CancellationToken cancellationToken)
+    {
+        using var operation = CosmosOperation.Start(PackageTelemetry.Operations.GetPackageSummary);
+        var count = AggregateAsync<long>(CountQuery, ownerId, period, operation, cancellationToken);
+        var weight = AggregateAsync<double>(WeightQuery, ownerId, period, operation, cancellationToken);
+        await Task.WhenAll(count, weight).ConfigureAwait(false);
+        return new PackageSummary(ownerId, period.Year, period.Month, count.Result, Math.Round(weight.Result, 6));
+    }
+
+    private async Task<(PackageDocument Document, string ETag)?> ReadAsync(string id, CosmosOperation operation, CancellationToken cancellationToken)
+    {
+        try
+        {
+            var response = await _container.ReadItemAsync<PackageDocument>(id, new PartitionKey(id), cancellationToken: cancellationToken).ConfigureAwait(false);
+            operation.AddCharge(response.RequestCharge);
+            return (response.Resource, response.ETag);
+        }
+        catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
+        {
+            operation.AddCharge(e.RequestCharge);
+            return null;
+        }
+    }
+
+    /// <summary>A <c>SELECT VALUE</c> aggregate over every partition; an aggregate over no document (SUM) reads as 0.</summary>
+    private async Task<T> AggregateAsync<T>(string query, string ownerId, BillingPeriod period, CosmosOperation operation, CancellationToken cancellationToken)
+        where T : struct
+    {
+        var definition = new QueryDefinition(query)
+            .WithParameter("@ownerId", ownerId)
+            .WithParameter("@year", period.Year)
+            .WithParameter("@month", period.Month);
+        using var iterator = _container.GetItemQueryIterator<T>(definition, requestOptions: new QueryRequestOptions { MaxConcurrency = -1 });
+        var value = default(T);
+        while (iterator.HasMoreResults)
+        {
+            var page = await iterator.ReadNextAsync(cancellationToken).ConfigureAwait(false);
+            operation.AddCharge(page.RequestCharge);
+            foreach (var item in page)
+            {
+                value = item;
+            }
+        }
+
+        return value;
+    }
+}
