@@ -1,0 +1,106 @@
+// AKS with workload identity (OIDC issuer), the Key Vault secrets provider (Secrets Store CSI),
+// Cilium network policies (the chart's NetworkPolicies are enforced), KEDA, and Container insights.
+
+@description('Azure region.')
+param location string
+
+@description('Prefix of every resource name.')
+param namePrefix string
+
+@description('Kubernetes minor version.')
+param kubernetesVersion string = '1.33'
+
+@description('Nodes of the system pool.')
+@minValue(1)
+@maxValue(5)
+param systemNodeCount int = 2
+
+@description('Nodes of the workload pool: 6 in the case studies, 12 in step B6.')
+@minValue(1)
+@maxValue(100)
+param userNodeCount int = 6
+
+@description('VM size of the workload pool (the case studies used 2-vCPU D-series nodes).')
+param userNodeVmSize string = 'Standard_D2s_v5'
+
+@description('VM size of the system pool.')
+param systemNodeVmSize string = 'Standard_D2s_v5'
+
+@description('Install the KEDA add-on (the chart\'s workflow.keda).')
+param enableKeda bool = true
+
+@description('Log Analytics workspace for Container insights.')
+param workspaceId string
+
+resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
+  name: '${namePrefix}-aks'
+  location: location
+  identity: {
+    type: 'SystemAssigned'
+  }
+  properties: {
+    kubernetesVersion: kubernetesVersion
+    dnsPrefix: '${namePrefix}-aks'
+    enableRBAC: true
+    oidcIssuerProfile: {
+      enabled: true
+    }
+    securityProfile: {
+      workloadIdentity: {
+        enabled: true
+      }
+    }
+    agentPoolProfiles: [
+      {
+        name: 'system'
+        mode: 'System'
+        count: systemNodeCount
+        vmSize: systemNodeVmSize
+        osType: 'Linux'
+        osSKU: 'AzureLinux'
+        type: 'VirtualMachineScaleSets'
+        nodeTaints: [
+          'CriticalAddonsOnly=true:NoSchedule'
+        ]
+      }
+      {
+        name: 'workload'
+        mode: 'User'
+        count: userNodeCount
+        vmSize: userNodeVmSize
+        osType: 'Linux'
+        osSKU: 'AzureLinux'
+        type: 'VirtualMachineScaleSets'
+      }
+    ]
+    networkProfile: {
+      networkPlugin: 'azure'
+      networkPluginMode: 'overlay'
+      networkDataplane: 'cilium'
+      networkPolicy: 'cilium'
+    }
+    addonProfiles: {
+      azureKeyvaultSecretsProvider: {
+        enabled: true
+        config: {
+          enableSecretRotation: 'true'
+        }
+      }
+      omsagent: {
+        enabled: true
+        config: {
+          logAnalyticsWorkspaceResourceID: workspaceId
+        }
+      }
+    }
+    workloadAutoScalerProfile: {
+      keda: {
+        enabled: enableKeda
+      }
+    }
+  }
+}
+
+output name string = cluster.name
+output oidcIssuerUrl string = cluster.properties.oidcIssuerProfile.issuerURL
+output kubeletPrincipalId string = cluster.properties.identityProfile.kubeletidentity.objectId
