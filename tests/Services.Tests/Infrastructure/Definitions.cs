@@ -2,6 +2,10 @@ using DroneDelivery.Delivery;
 using DroneDelivery.Delivery.Apis;
 using DroneDelivery.Gateway;
 using DroneDelivery.Gateway.Apis;
+using DroneDelivery.DroneScheduler;
+using DroneDelivery.DroneScheduler.Apis;
+using DroneDelivery.Package;
+using DroneDelivery.Package.Apis;
 
 namespace DroneDelivery.Services.Tests.Infrastructure;
 
@@ -11,4 +15,8 @@ internal static class Definitions
     public static readonly ServiceDefinition Delivery = new("delivery", b => b.AddDeliveryServices(), a => a.MapDeliveryApi());
 
     public static readonly ServiceDefinition Gateway = new("gateway", b => b.AddGatewayServices(), a => a.MapInvoiceApi());
+
+    public static readonly ServiceDefinition Package = new("package", b => b.AddPackageServices(), a => a.MapPackageApi());
+
+    public static readonly ServiceDefinition DroneScheduler = new("dronescheduler", b => b.AddDroneSchedulerServices(), a => a.MapDroneDeliveryApi());
 }
