@@ -256,6 +256,8 @@ public class ServiceBusReceiver : IAsyncDisposable
         IsClosed = true;
         if (_link is { IsClosed: false } link)
         {
+            // No more credit from here on: settling or releasing must not invite new deliveries.
+            link.AutoCredit = 0;
             try
             {
                 if (link.Credit > 0)

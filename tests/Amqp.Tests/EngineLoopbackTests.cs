@@ -177,3 +177,21 @@ public sealed class EngineLoopbackTests
         Assert.Single(broker.Connections);
     }
 }
+
+public sealed class SessionWindowTests
+{
+    [Fact]
+    public async Task Transfers_beyond_a_small_session_window_wait_for_the_peers_flow_and_all_arrive()
+    {
+        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { SessionWindow = 4 });
+        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { Sasl = SaslProfile.Anonymous, OperationTimeout = TimeSpan.FromSeconds(10) });
+        var session = await connection.BeginSessionAsync();
+        var sender = await session.AttachSenderAsync(new LinkOptions { Name = "w", Source = new Framing.Source(), Target = new Framing.Target { Address = "queue" } });
+
+        var sends = Enumerable.Range(0, 50).Select(i => sender.SendAsync(new Messaging.AmqpMessage { Body = new Messaging.ValueBody(i) }.ToArray(), BitConverter.GetBytes(i))).ToList();
+        await Task.WhenAll(sends).WaitAsync(TimeSpan.FromSeconds(10));
+
+        Assert.Equal(50, broker.Stored.Count);
+        Assert.Equal(Enumerable.Range(0, 50), broker.Stored.Select(d => (int)((Messaging.ValueBody)d.Message.Body!).Value!));
+    }
+}

@@ -336,7 +336,7 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
     // the resources' JSON.
     private static GatewayResponse QueryFeed<T>(GatewayRequest request, string name, string rid, IReadOnlyCollection<T> resources, Action<T, Utf8JsonWriter> write)
     {
-        var spec = QuerySpec.Parse(request);
+        using var spec = QuerySpec.Parse(request);
         var documents = resources.Select((resource, i) =>
         {
             var buffer = new System.Buffers.ArrayBufferWriter<byte>();

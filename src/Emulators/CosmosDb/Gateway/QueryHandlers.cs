@@ -19,15 +19,18 @@ internal static class QueryHandlers
 
     public static GatewayResponse QueryPlan(GatewayRequest request, ContainerResource container)
     {
-        var spec = QuerySpec.Parse(request);
+        using var spec = QuerySpec.Parse(request);
         var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
         var response = GatewayResponse.Json(200, plan.WriteTo).Named(CosmosEmulatorOperations.QueryPlan);
         response.Container = container;
         return response;
     }
 
-    public static GatewayResponse Query(GatewayRequest request, ContainerResource container) =>
-        Execute(request, container, QuerySpec.Parse(request), CosmosEmulatorOperations.Query);
+    public static GatewayResponse Query(GatewayRequest request, ContainerResource container)
+    {
+        using var spec = QuerySpec.Parse(request);
+        return Execute(request, container, spec, CosmosEmulatorOperations.Query);
+    }
 
     /// <summary>Reading the item feed (GET …/docs) is a <c>SELECT *</c> with the same paging.</summary>
     public static GatewayResponse ReadFeed(GatewayRequest request, ContainerResource container) =>

@@ -3,21 +3,42 @@ using DroneDelivery.Emulators.CosmosDb.Query;
 
 namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 
-/// <summary>A query request body: <c>{"query": "...", "parameters": [{"name": "@p", "value": ...}], "resumeFilter": ...}</c>.</summary>
-internal sealed record QuerySpec(PreparedQuery Query, IReadOnlyDictionary<string, QueryValue> Parameters, ResumeFilter? ResumeFilter)
+/// <summary>
+/// A query request body: <c>{"query": "...", "parameters": [{"name": "@p", "value": ...}], "resumeFilter": ...}</c>.
+/// Parameter values point into the parsed body, so the spec must outlive every use of them (dispose
+/// it once the response body is written).
+/// </summary>
+internal sealed record QuerySpec(PreparedQuery Query, IReadOnlyDictionary<string, QueryValue> Parameters, ResumeFilter? ResumeFilter, JsonDocument? Body = null)
+    : IDisposable
 {
+    public void Dispose() => Body?.Dispose();
+
     public static QuerySpec Parse(GatewayRequest request)
     {
-        JsonElement root;
+        JsonDocument body;
         try
         {
-            // Deserialize (not Parse) so that parameter values outlive this method without a pooled document.
-            root = JsonSerializer.Deserialize<JsonElement>(request.Body);
+            body = JsonDocument.Parse(request.Body);
         }
         catch (JsonException e)
         {
             throw new BadRequestException($"The query body is not valid JSON: {e.Message}");
         }
+
+        try
+        {
+            return Parse(body);
+        }
+        catch
+        {
+            body.Dispose();
+            throw;
+        }
+    }
+
+    private static QuerySpec Parse(JsonDocument body)
+    {
+        var root = body.RootElement;
 
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("query", out var text) || text.ValueKind != JsonValueKind.String)
         {
@@ -44,7 +65,7 @@ internal sealed record QuerySpec(PreparedQuery Query, IReadOnlyDictionary<string
             }
         }
 
-        return new QuerySpec(PreparedQuery.Get(text.GetString()!), parameters, ParseResumeFilter(root));
+        return new QuerySpec(PreparedQuery.Get(text.GetString()!), parameters, ParseResumeFilter(root), body);
     }
 
     private static ResumeFilter? ParseResumeFilter(JsonElement root)

@@ -49,6 +49,15 @@ internal readonly record struct PartitionKeyComponent(PartitionKeyKind Kind, dou
     {
         component = Undefined;
         error = null;
+
+        // Fast path for the common ["plain string"]: no JSON parse.
+        if (header.Length >= 4 && header.StartsWith("[\"", StringComparison.Ordinal) && header.EndsWith("\"]", StringComparison.Ordinal)
+            && header.AsSpan(2, header.Length - 4).IndexOfAny('"', '\\') < 0)
+        {
+            component = new PartitionKeyComponent(PartitionKeyKind.String, Text: header[2..^2]);
+            return true;
+        }
+
         try
         {
             using var document = JsonDocument.Parse(header);

@@ -55,7 +55,7 @@ internal static class QueryExecutor
             ? InsertionOrder(prepared, evaluator, documents, scope, token)
             : SortOrder(prepared, evaluator, documents, scope, token, resumeFilter);
 
-        var rows = new List<QueryValue>(Math.Min(pageSize, 1024));
+        var rows = new List<QueryValue>(Math.Min(pageSize, 16));
         var passed = token?.Passed ?? 0;
         long lastSequence = token?.Sequence ?? -1;
         QueryValue lastKey = default;

@@ -1,4 +1,5 @@
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Storage;
 
 namespace DroneDelivery.Emulators.CosmosDb.Query;
 
@@ -42,12 +43,12 @@ internal readonly struct QueryValue
         _hasElement = true;
     }
 
-    private QueryValue(QueryValueKind kind, JsonElement element, byte[] raw)
+    private QueryValue(QueryValueKind kind, JsonElement element, StoredDocument document)
     {
         Kind = kind;
         _element = element;
         _hasElement = true;
-        _built = raw;
+        _built = document;
     }
 
     public static QueryValue Undefined => default;
@@ -82,8 +83,8 @@ internal readonly struct QueryValue
     public static QueryValue FromObject(IReadOnlyList<KeyValuePair<string, QueryValue>> properties) =>
         new(QueryValueKind.Object, built: properties);
 
-    /// <summary>A stored document: its parsed root plus its exact JSON, written out as is.</summary>
-    public static QueryValue FromDocument(JsonElement root, byte[] json) => new(QueryValueKind.Object, root, json);
+    /// <summary>A stored document: written out byte for byte, its top-level properties read from its index.</summary>
+    public static QueryValue FromDocument(StoredDocument document) => new(QueryValueKind.Object, document.Root, document);
 
     public static QueryValue FromElement(JsonElement element) => element.ValueKind switch
     {
@@ -121,6 +122,11 @@ internal readonly struct QueryValue
         if (Kind != QueryValueKind.Object)
         {
             return Undefined;
+        }
+
+        if (_built is StoredDocument document)
+        {
+            return document.TopLevelProperty(name);
         }
 
         if (_hasElement)
@@ -210,9 +216,9 @@ internal readonly struct QueryValue
         if (_hasElement)
         {
             // Whole stored documents are copied byte for byte; re-serialising them is the costliest part of a page.
-            if (_built is byte[] raw)
+            if (_built is StoredDocument document)
             {
-                writer.WriteRawValue(raw, skipInputValidation: true);
+                writer.WriteRawValue(document.Json, skipInputValidation: true);
             }
             else
             {

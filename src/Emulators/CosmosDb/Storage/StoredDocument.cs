@@ -9,6 +9,8 @@ namespace DroneDelivery.Emulators.CosmosDb.Storage;
 /// </summary>
 internal sealed class StoredDocument
 {
+    private KeyValuePair<string, QueryValue>[]? _topLevel;
+
     public required string Id { get; init; }
 
     /// <summary>The effective partition key of the document's partition key value.</summary>
@@ -28,7 +30,32 @@ internal sealed class StoredDocument
 
     public required JsonElement Root { get; init; }
 
-    public QueryValue Value => QueryValue.FromDocument(Root, Json);
+    public QueryValue Value => QueryValue.FromDocument(this);
+
+    /// <summary>
+    /// A top-level property, from a small index built on first use: filters read the same few
+    /// properties of every item, and a linear scan of .NET strings beats re-scanning the JSON.
+    /// </summary>
+    public QueryValue TopLevelProperty(string name)
+    {
+        var properties = Volatile.Read(ref _topLevel);
+        if (properties is null)
+        {
+            properties = [.. Root.EnumerateObject().Select(p => new KeyValuePair<string, QueryValue>(p.Name, QueryValue.FromElement(p.Value)))];
+            Volatile.Write(ref _topLevel, properties);
+        }
+
+        // Last one wins on duplicate names, as with JsonElement.TryGetProperty.
+        for (var i = properties.Length - 1; i >= 0; i--)
+        {
+            if (string.Equals(properties[i].Key, name, StringComparison.Ordinal))
+            {
+                return properties[i].Value;
+            }
+        }
+
+        return QueryValue.Undefined;
+    }
 }
 
 /// <summary>Identifies an item within a container: its partition (by EPK) and its id.</summary>
