@@ -1,6 +1,7 @@
 using System.Net;
 using System.Xml;
 using DroneDelivery.Charts.Tests.Infrastructure;
+using DroneDelivery.Emulators.CosmosDb;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.ServiceBus;
 using DroneDelivery.LocalSystem;
@@ -81,6 +82,40 @@ public sealed class EmulatorConfigTests
     public async Task Cosmos_emulator_starts_with_the_rendered_command_line_and_answers_its_probe()
     {
         await AssertStartsAndAnswersProbe("cosmosdb-emulator", "DroneDelivery.Emulators.CosmosDb", "Cosmos DB emulator ready");
+    }
+
+    [Theory]
+    [InlineData("A1")]
+    [InlineData("A4")]
+    public async Task Seed_job_loads_the_data_set_into_the_container_the_step_configures(string step)
+    {
+        var values = MergedValues(step);
+        var render = Chart.Template(Chart.Step(step));
+        var options = LoadConfig(render, "cosmosdb-emulator", "cosmosdb-emulator.json", CosmosEmulatorOptionsValidator.Load);
+        options.Port = 0;
+        await using var emulator = await CosmosEmulator.StartAsync(options);
+        var job = render.Get("Job", "seed").Containers.Single();
+        var environment = Render.Environment(job);
+        Assert.StartsWith("secret:", environment["Cosmos__ConnectionString"], StringComparison.Ordinal);
+
+        var result = ExternalTool.Run("dotnet",
+            [RepositoryLayout.ProjectAssembly("DroneDelivery.DroneScheduler"), .. job.List("args").Select(a => a!.ToString()!)],
+            environment: new Dictionary<string, string>
+            {
+                ["Cosmos__ConnectionString"] = emulator.ConnectionString,
+                ["Cosmos__DatabaseId"] = environment["Cosmos__DatabaseId"],
+            });
+
+        Assert.True(result.ExitCode == 0, result.Describe());
+        var containerId = values.Text("droneScheduler", "settings", "Utilization", "ContainerId")!;
+        var container = emulator.GetMetrics().Container(values.Text("cosmosDb", "databaseId")!, containerId);
+        Assert.NotNull(container);
+        var expected = int.Parse(values.Text("seed", "owners")!, System.Globalization.CultureInfo.InvariantCulture)
+            * int.Parse(values.Text("seed", "months")!, System.Globalization.CultureInfo.InvariantCulture)
+            * int.Parse(values.Text("seed", "deliveriesPerOwnerMonth")!, System.Globalization.CultureInfo.InvariantCulture);
+        Assert.Equal(expected, container.Partitions.Sum(p => p.Documents));
+        Assert.Equal(values.Text("cosmosDb", "containers", containerId, "physicalPartitions"), container.PhysicalPartitionCount.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        Assert.Equal(double.Parse(values.Text("cosmosDb", "containers", containerId, "throughput")!, System.Globalization.CultureInfo.InvariantCulture), container.ProvisionedThroughput);
     }
 
     /// <summary>

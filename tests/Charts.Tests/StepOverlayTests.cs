@@ -116,7 +116,7 @@ public sealed partial class StepOverlayTests
         var parts = knob.Split('.');
         return parts[0] switch
         {
-            "cosmosDb" => id == "ConfigMap/cosmosdb-emulator"
+            "cosmosDb" => id == "ConfigMap/cosmosdb-emulator" || SeedArguments(id, path)
                 || (id == "Deployment/cosmosdb-emulator" && path.EndsWith("annotations.checksum/config", StringComparison.Ordinal))
                 || (id is "Deployment/package" or "Deployment/dronescheduler" && path.EndsWith("annotations.checksum/cosmosdb", StringComparison.Ordinal)),
             "serviceBus" => id == "ConfigMap/servicebus-emulator"
@@ -125,7 +125,8 @@ public sealed partial class StepOverlayTests
             "redis" => id == "Deployment/redis" && path.StartsWith("spec.template.spec.containers.redis.args", StringComparison.Ordinal),
             _ when parts.Length == 2 && parts[1] == "replicas" => id == $"Deployment/{KubernetesName(parts[0])}" && path == "spec.replicas",
             _ when parts.Length > 2 && parts[1] == "settings" =>
-                id == $"Deployment/{KubernetesName(parts[0])}"
+                (SeededBy(knob) && SeedArguments(id, path))
+                || id == $"Deployment/{KubernetesName(parts[0])}"
                 && path.StartsWith($"spec.template.spec.containers.{KubernetesName(parts[0])}.env.{string.Join("__", parts[2..])}.", StringComparison.Ordinal),
             _ => false,
         };
@@ -134,6 +135,14 @@ public sealed partial class StepOverlayTests
     /// <summary>The overlay's values; a comment-only overlay (a baseline) is an empty map.</summary>
     private static object Overlay(string step) =>
         Yaml.Parse(File.ReadAllText(Chart.StepFile(step))) ?? new Dictionary<object, object?>();
+
+    /// <summary>The seed job's arguments name the containers, partition key, RU/s and fleet it loads.</summary>
+    private static bool SeedArguments(string id, string path) =>
+        id == "Job/seed" && path.StartsWith("spec.template.spec.containers.seed.args", StringComparison.Ordinal);
+
+    private static bool SeededBy(string knob) => knob is
+        "droneScheduler.settings.Utilization.ContainerId" or "droneScheduler.settings.Utilization.PartitionKeyPath"
+        or "droneScheduler.settings.Drones.ContainerId" or "droneScheduler.settings.Drones.FleetSize" or "package.settings.Packages.ContainerId";
 
     private static string KubernetesName(string valuesKey) => valuesKey.ToLowerInvariant();
 

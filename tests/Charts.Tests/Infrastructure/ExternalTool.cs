@@ -33,7 +33,7 @@ public static class ExternalTool
         Path.Combine(["/work/shared", .. parts]),
     ];
 
-    public static ToolResult Run(string tool, IEnumerable<string> arguments, string? workingDirectory = null)
+    public static ToolResult Run(string tool, IEnumerable<string> arguments, string? workingDirectory = null, IReadOnlyDictionary<string, string>? environment = null)
     {
         var start = new ProcessStartInfo(tool)
         {
@@ -45,6 +45,11 @@ public static class ExternalTool
         foreach (var argument in arguments)
         {
             start.ArgumentList.Add(argument);
+        }
+
+        foreach (var (name, value) in environment ?? new Dictionary<string, string>())
+        {
+            start.Environment[name] = value;
         }
 
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Cannot start {tool}.");

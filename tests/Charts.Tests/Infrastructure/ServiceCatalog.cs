@@ -1,6 +1,8 @@
 using Microsoft.AspNetCore.Builder;
 using DroneDelivery.Delivery;
+using DroneDelivery.DroneScheduler;
 using DroneDelivery.Gateway;
+using DroneDelivery.Package;
 
 namespace DroneDelivery.Charts.Tests.Infrastructure;
 
@@ -17,6 +19,8 @@ public static class ServiceCatalog
     [
         new("gateway", "gateway", b => b.AddGatewayServices()),
         new("delivery", "delivery", b => b.AddDeliveryServices()),
+        new("package", "package", b => b.AddPackageServices()),
+        new("droneScheduler", "dronescheduler", b => b.AddDroneSchedulerServices()),
     ];
 
     public static ChartService Named(string name) => All.Single(s => s.Name == name);
