@@ -1,5 +1,6 @@
 using DroneDelivery.LoadDriver.Cli;
 using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LocalSystem;
 
 namespace DroneDelivery.LoadDriver.Tests;
 
@@ -63,6 +64,30 @@ public sealed class CommandLineTests : IDisposable
         Assert.True(report.Completion.Latency.MinMs >= 200);
         Assert.Contains("completion latency (ms): p50", output, StringComparison.Ordinal);
         Assert.Contains("completion,100,", await File.ReadAllTextAsync(Path.Combine(_output, LoadReport.PercentilesFileName)), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_terminated_run_stops_at_once_and_still_writes_what_it_measured()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        var spec = LocalProcessSpec.ForProject(
+            "load-driver", "DroneDelivery.LoadDriver",
+            "invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "20:5m", "--out", _output, "--progress", "plain", "--progress-every", "200ms") with
+        {
+            // Ready once a progress line shows responses (a cold start on a busy machine can take a while).
+            IsReadyLine = line => System.Text.RegularExpressions.Regex.IsMatch(line, @"req/s \(ok [1-9]"),
+        };
+
+        var driver = await LocalProcess.StartAsync(spec);
+        await driver.DisposeAsync(); // SIGTERM
+        var exitCode = await driver.Exited;
+
+        Assert.True(exitCode == LoadDriverCommand.CancelledExitCode, string.Join('\n', driver.RecentOutput));
+        Assert.Contains(driver.RecentOutput, line => line.StartsWith("stopped: Cancelled", StringComparison.Ordinal));
+        var report = LoadReport.ReadJson(Path.Combine(_output, LoadReport.JsonFileName));
+        Assert.Equal(StopReason.Cancelled, report.StopReason);
+        Assert.True(report.Totals.Successes > 0, $"{report.Totals} {string.Join(",", report.StatusCounts)} {string.Join(" | ", report.ErrorSamples)}");
+        Assert.True(report.LoadSeconds < 60);
     }
 
     [Theory]

@@ -57,7 +57,7 @@ public class CoordinatedOmissionTests
     }
 
     [Fact]
-    public async Task Closed_model_under_the_same_stall_records_a_single_slow_request()
+    public async Task Closed_model_under_the_same_stall_records_only_the_stalled_request_as_slow()
     {
         await using var server = await StallingServer.StartAsync();
         await WarmUpAsync(server);
@@ -67,8 +67,10 @@ public class CoordinatedOmissionTests
         // showing up as latency: coordinated omission, which is what the open model corrects.
         var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(1, TimeSpan.FromSeconds(3)), new HttpSettings()));
 
+        // The stalled request itself, and at most a scheduling hiccup or two of a busy machine, against
+        // the dozens the open model reports for the same stall.
         Assert.True(result.Totals.Successes > StalledRequest);
-        Assert.Equal(1, CountAbove(result.RequestLatency, HalfSecond));
+        Assert.InRange(CountAbove(result.RequestLatency, HalfSecond), 1, 3);
         Assert.Null(result.SendLag);
     }
 

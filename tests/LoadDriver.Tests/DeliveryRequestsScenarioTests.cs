@@ -68,7 +68,7 @@ public class DeliveryRequestsScenarioTests
     public async Task A_Location_on_another_host_is_never_polled()
     {
         await using var ingestion = await FakeIngestion.StartAsync();
-        ingestion.LocationFor = id => $"http://192.0.2.1/api/deliveries/{id}";
+        ingestion.LocationFor = id => $"http://192.0.2.1/api/deliveries/{id}/status";
 
         var result = await RunAsync(ingestion, OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)), FastPolling);
 
@@ -96,7 +96,7 @@ public class DeliveryRequestsScenarioTests
     {
         await using var ingestion = await FakeIngestion.StartAsync();
         ingestion.CreatedAfter = TimeSpan.Zero;
-        ingestion.LocationFor = id => $"deliveries/{id}";
+        ingestion.LocationFor = id => $"deliveries/{id}/status";
 
         var result = await RunAsync(ingestion, OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)), FastPolling, statusBase: new Uri(ingestion.BaseUri, "api/"));
 
@@ -144,7 +144,8 @@ public class DeliveryRequestsScenarioTests
             Assert.Contains(body.GetProperty("expedited").ValueKind, new[] { JsonValueKind.True, JsonValueKind.False });
             Assert.Equal("None", body.GetProperty("confirmationRequired").GetString());
             var package = body.GetProperty("packageInfo");
-            Assert.StartsWith("run42-", package.GetProperty("packageId").GetString(), StringComparison.Ordinal);
+            // Ids follow the services' rule: 1-64 letters, digits, '-', '_', '.' or ':'.
+            Assert.Matches(@"^run42-[0-9]{1,19}$", package.GetProperty("packageId").GetString()!);
             Assert.Contains(package.GetProperty("size").GetString(), new[] { "Small", "Medium", "Large" });
             Assert.InRange(package.GetProperty("weight").GetDouble(), 0.1, 20);
             Assert.Equal("load-driver", package.GetProperty("tag").GetString());

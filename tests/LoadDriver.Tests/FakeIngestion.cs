@@ -27,7 +27,7 @@ internal sealed class FakeIngestion : IAsyncDisposable
     public TimeSpan CompletedAfter { get; set; } = TimeSpan.FromMilliseconds(300);
 
     /// <summary>Turns a delivery id into the Location header; null sends none. Default a relative path.</summary>
-    public Func<string, string?> LocationFor { get; set; } = id => $"/api/deliveries/{id}";
+    public Func<string, string?> LocationFor { get; set; } = id => $"/api/deliveries/{id}/status";
 
     public int Posts => Volatile.Read(ref _posts);
 
@@ -41,7 +41,7 @@ internal sealed class FakeIngestion : IAsyncDisposable
         ingestion._server = await LoopbackServer.StartAsync(app =>
         {
             app.MapPost("/api/deliveryrequests", (Delegate)ingestion.AcceptAsync);
-            app.MapGet("/api/deliveries/{id}", ingestion.Status);
+            app.MapGet("/api/deliveries/{id}/status", ingestion.Status);
         });
         return ingestion;
     }

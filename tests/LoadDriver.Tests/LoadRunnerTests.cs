@@ -137,7 +137,8 @@ public class LoadRunnerTests
         Assert.Equal(10, result.StatusCounts["timeout"]);
         // Timeouts count in the latency at the time they were given up on, not left out.
         Assert.Equal(10, result.RequestLatency.TotalCount);
-        Assert.True(result.RequestLatency.Min >= 500_000);
+        // (The timer behind the timeout has millisecond granularity, so allow it to fire a little early.)
+        Assert.True(result.RequestLatency.Min >= 490_000, $"min {result.RequestLatency.Min} µs");
     }
 
     [Fact]

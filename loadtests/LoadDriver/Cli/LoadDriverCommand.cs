@@ -16,13 +16,17 @@ internal sealed record CliConsole(TextWriter Out, TextWriter Error, bool IsTermi
 internal static class LoadDriverCommand
 {
     public const int InvalidPlanExitCode = 2;
+
+    /// <summary>The run was stopped by a signal; the results measured until then were still written.</summary>
+    public const int CancelledExitCode = 130;
     private const string DefaultTarget = "http://127.0.0.1:5000/";
     private const string DefaultStep = "1:10:30s";
 
     public static async Task<int> RunAsync(string[] args, CliConsole console, CancellationToken cancellationToken = default)
     {
         var root = Build(console);
-        var configuration = new InvocationConfiguration { Output = console.Out, Error = console.Error };
+        // The caller owns signal handling and passes it in as the cancellation token.
+        var configuration = new InvocationConfiguration { Output = console.Out, Error = console.Error, ProcessTerminationTimeout = null };
         return await root.Parse(args).InvokeAsync(configuration, cancellationToken).ConfigureAwait(false);
     }
 
@@ -162,7 +166,7 @@ internal static class LoadDriverCommand
             return InvalidPlanExitCode;
         }
 
-        return 0;
+        return result.StopReason == StopReason.Cancelled ? CancelledExitCode : 0;
     }
 
     internal static string Describe(LoadShape shape) => shape switch

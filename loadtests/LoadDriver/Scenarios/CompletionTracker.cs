@@ -151,6 +151,11 @@ internal sealed class CompletionTracker : IAsyncDisposable
             using var document = JsonDocument.Parse(body);
             return _options.IsCompleted(document.RootElement) ? answeredAt : null;
         }
+        catch (OperationCanceledException) when (!_abort.IsCancellationRequested && Clock.Now >= deadline)
+        {
+            // Cut short by the maximum wait, not failed: the delivery counts as timed out instead.
+            return null;
+        }
         catch (OperationCanceledException) when (!_abort.IsCancellationRequested)
         {
             _recorder.CountPollError();
