@@ -90,6 +90,23 @@ public sealed class CommandLineTests : IDisposable
         Assert.True(report.LoadSeconds < 60);
     }
 
+    [Fact]
+    public async Task Results_that_cannot_be_written_fail_with_exit_code_2_and_the_reason()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        Directory.CreateDirectory(_output);
+        var blocker = Path.Combine(_output, "a-file");
+        await File.WriteAllTextAsync(blocker, "not a directory");
+
+        var (exitCode, output, error) = await RunAsync(
+            "invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "5:400ms", "--out", Path.Combine(blocker, "results"), "--progress", "none");
+
+        Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, exitCode);
+        Assert.Contains("could not write the results", error, StringComparison.Ordinal);
+        // The summary was printed before the write failed, so the measurements are not lost.
+        Assert.Contains("stopped: Completed", output, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("invoice --step 1:x:8m", "'x' is not a whole number of users to")]
     [InlineData("invoice --rate 50 ", "is not an arrival rate")]

@@ -51,6 +51,21 @@ public class LoadRunnerTests
     }
 
     [Fact]
+    public async Task The_time_series_has_a_row_for_every_second_including_idle_ones()
+    {
+        await using var server = await RecordingServer.StartAsync();
+
+        var shape = ClosedLoad.Constant(1, TimeSpan.FromSeconds(3.5)) with { ThinkTime = TimeSpan.FromMilliseconds(1300) };
+        var result = await LoadRunner.RunAsync(Plan(server, shape));
+
+        Assert.Equal(Enumerable.Range(0, result.TimeSeries.Count), result.TimeSeries.Select(s => s.Second));
+        Assert.True(result.TimeSeries.Count >= 3);
+        Assert.Contains(result.TimeSeries, s => s.Requests == 0 && s.P50Ms is null);
+        Assert.Equal(result.Totals.Requests, result.TimeSeries.Sum(s => s.Requests));
+        Assert.All(result.TimeSeries.SkipLast(1), s => Assert.Equal(1, s.IntervalSeconds));
+    }
+
+    [Fact]
     public async Task The_request_bound_stops_a_closed_load_after_exactly_that_many_requests()
     {
         await using var server = await RecordingServer.StartAsync();
@@ -99,6 +114,20 @@ public class LoadRunnerTests
         Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(3));
         Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10));
         Assert.Equal(result.Totals.Sent, server.Requests.Count);
+    }
+
+    [Fact]
+    public async Task Slow_last_responses_count_as_draining_not_as_load_time()
+    {
+        await using var server = await RecordingServer.StartAsync();
+        server.Delay = TimeSpan.FromMilliseconds(1500);
+
+        var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(2, TimeSpan.FromSeconds(1))));
+
+        Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1.4));
+        Assert.True(result.TotalDuration >= TimeSpan.FromSeconds(1.5));
+        Assert.Equal(2, result.Totals.Successes);
+        Assert.Equal(2 / result.LoadDuration.TotalSeconds, result.Totals.SuccessesPerSecond, 3);
     }
 
     [Fact]

@@ -20,6 +20,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private readonly CancellationTokenSource _stopSending = new();
     private readonly CancellationTokenSource _abort;
     private readonly TaskCompletionSource _idle = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly List<Task> _users = [];
     private readonly HttpMessageInvoker _http;
     private readonly TimeSpan _loadDuration;
     private readonly long _loadDurationTicks;
@@ -196,7 +197,6 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private async Task<long> RunClosedAsync(ClosedLoad shape)
     {
         var running = new int[shape.PeakUsers];
-        var users = new List<Task>();
         using var tick = new PeriodicTimer(ControllerTick);
         do
         {
@@ -206,13 +206,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             {
                 if (Interlocked.CompareExchange(ref running[user], 1, 0) == 0)
                 {
-                    users.Add(RunUserAsync(user, shape.ThinkTime, running));
+                    _users.Add(RunUserAsync(user, shape.ThinkTime, running));
                 }
             }
         }
         while (await WaitForTickAsync(tick).ConfigureAwait(false));
 
-        await Task.WhenAll(users).ConfigureAwait(false);
+        // Users finish their last request while the run drains, so slow last responses do not stretch the load phase.
         return 0;
     }
 
@@ -433,15 +433,18 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             _idle.TrySetResult();
         }
 
+        // Closed-model users issue their own requests (one may be starting right now), so the run is idle
+        // once they have all left; the open model's only sender, the schedule loop, has already returned.
+        var outstanding = _users.Count > 0 ? Task.WhenAll(_users) : _idle.Task;
         try
         {
-            await _idle.Task.WaitAsync(_plan.Http.RequestTimeout + TimeSpan.FromSeconds(1), _abort.Token).ConfigureAwait(false);
+            await outstanding.WaitAsync(_plan.Http.RequestTimeout + TimeSpan.FromSeconds(1), _abort.Token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or OperationCanceledException)
         {
             await _abort.CancelAsync().ConfigureAwait(false);
             // Cancelled requests finish at once; the wait only guards against a handler that ignores cancellation.
-            await Task.WhenAny(_idle.Task, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+            await Task.WhenAny(outstanding, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
         }
     }
 
