@@ -111,8 +111,11 @@ public static class Chart
         "--set", "emulators.enabled=false",
         "--set", "secrets.existingSecret=dronedelivery-connections");
 
+    /// <summary>The values docs/deploy-kind.md installs with (k8s/kind/values-kind.yaml).</summary>
+    public static ValuesSet Kind { get; } = new("kind", "-f", RepositoryLayout.InRepository("k8s", "kind", "values-kind.yaml"));
+
     public static IEnumerable<ValuesSet> AllValueSets =>
-        new[] { Defaults, Azure, EverythingOn, AzureEverythingOn, ExistingSecret }.Concat(StepNames.Select(Step));
+        new[] { Defaults, Kind, Azure, EverythingOn, AzureEverythingOn, ExistingSecret }.Concat(StepNames.Select(Step));
 
     public static ValuesSet ValueSet(string name) =>
         AllValueSets.SingleOrDefault(v => v.Name == name) ?? throw new ArgumentException($"No values set named '{name}'.");

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the eight Drone Delivery images from src/Dockerfile with the names and tag the chart
+# expects, then loads them into a kind cluster or pushes them to a registry.
+#
+#   k8s/build-images.sh kind [cluster-name]        build, then `kind load docker-image` (default cluster: dronedelivery)
+#   k8s/build-images.sh push <registry>            build as <registry>/dronedelivery/<name>:<tag>, then docker push
+#   k8s/build-images.sh acr <acr-name>             build in Azure Container Registry (az acr build; no local Docker needed)
+#
+# The tag is the chart's image.tag (charts/dronedelivery/values.yaml); override with TAG=...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+target="${2:-}"
+tag="${TAG:-$(sed -n 's/^  tag: "\(.*\)"$/\1/p' charts/dronedelivery/values.yaml | head -n 1)}"
+[ -n "$tag" ] || { echo "Cannot read image.tag from charts/dronedelivery/values.yaml; set TAG." >&2; exit 2; }
+
+# image name → project folder under src/
+images=(
+  "gateway:Gateway"
+  "ingestion:Ingestion"
+  "workflow:Workflow"
+  "delivery:Delivery"
+  "package:Package"
+  "dronescheduler:DroneScheduler"
+  "cosmosdb-emulator:Emulators/CosmosDb"
+  "servicebus-emulator:Emulators/ServiceBus"
+)
+
+case "$mode" in
+  kind)
+    cluster="${target:-dronedelivery}"
+    for entry in "${images[@]}"; do
+      name="${entry%%:*}"; project="${entry#*:}"
+      docker build -f src/Dockerfile --build-arg PROJECT="$project" -t "dronedelivery/$name:$tag" .
+      kind load docker-image "dronedelivery/$name:$tag" --name "$cluster"
+    done
+    ;;
+  push)
+    [ -n "$target" ] || { echo "Usage: $0 push <registry>" >&2; exit 2; }
+    for entry in "${images[@]}"; do
+      name="${entry%%:*}"; project="${entry#*:}"
+      docker build -f src/Dockerfile --build-arg PROJECT="$project" -t "$target/dronedelivery/$name:$tag" .
+      docker push "$target/dronedelivery/$name:$tag"
+    done
+    ;;
+  acr)
+    [ -n "$target" ] || { echo "Usage: $0 acr <acr-name>" >&2; exit 2; }
+    for entry in "${images[@]}"; do
+      name="${entry%%:*}"; project="${entry#*:}"
+      az acr build --registry "$target" --image "dronedelivery/$name:$tag" \
+        --file src/Dockerfile --build-arg PROJECT="$project" .
+    done
+    ;;
+  *)
+    sed -n '2,9p' "$0" >&2
+    exit 2
+    ;;
+esac
