@@ -98,16 +98,16 @@ public sealed class LockAndDeadLetterTests
     [Fact]
     public async Task Renewing_the_lock_keeps_the_message_past_its_original_expiry()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(2) });
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) });
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("long job"));
         var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
         var original = message!.LockedUntil;
 
-        await Task.Delay(1200);
+        await Task.Delay(2000);
         await receiver.RenewMessageLockAsync(message);
-        await Task.Delay(1200);
+        await Task.Delay(2000);
         await receiver.CompleteMessageAsync(message);
 
         Assert.True(message.LockedUntil > original.AddMilliseconds(1000), $"{message.LockedUntil:O} vs {original:O}");

@@ -29,14 +29,14 @@ public sealed class ProcessorTests
     [Fact]
     public async Task Auto_lock_renewal_keeps_a_slow_handlers_lock_alive()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(2) });
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) });
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new ServiceBusProcessorOptions { MaxAutoLockRenewalDuration = TimeSpan.FromMinutes(1) });
         var errors = new ConcurrentQueue<ProcessErrorEventArgs>();
         var handled = 0;
         processor.ProcessMessageAsync += async args =>
         {
-            await Task.Delay(5000);
+            await Task.Delay(7000);
             Interlocked.Increment(ref handled);
         };
         processor.ProcessErrorAsync += args =>
@@ -47,7 +47,7 @@ public sealed class ProcessorTests
         await sender.SendMessageAsync(new ServiceBusMessage("slow"));
 
         await processor.StartProcessingAsync();
-        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, TimeSpan.FromSeconds(15)));
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, TimeSpan.FromSeconds(20)));
         await processor.StopProcessingAsync();
 
         Assert.Empty(errors);
