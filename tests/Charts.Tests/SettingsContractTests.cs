@@ -60,6 +60,7 @@ public sealed class SettingsContractTests
     [Fact]
     public void Every_service_the_chart_deploys_is_checked_against_its_settings_types()
     {
+        Assert.True(ServiceCatalog.Missing.Count == 0, string.Join("; ", ServiceCatalog.Missing));
         Assert.Equal(
             PodSpecTests.Services(Chart.Template(Chart.Defaults)).Select(d => d.Name).Order(StringComparer.Ordinal),
             ServiceCatalog.All.Select(s => s.Name).Order(StringComparer.Ordinal));
