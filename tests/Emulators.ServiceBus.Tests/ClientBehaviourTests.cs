@@ -34,7 +34,9 @@ public sealed class ClientBehaviourTests
     [Fact]
     public async Task Client_emits_spans_named_like_the_sdks_and_counts_what_it_did()
     {
-        await using var scope = await EmulatorScope.StartAsync();
+        // Listeners are process-wide and tests run in parallel: a queue of its own keeps other tests' telemetry out.
+        var queue = "telemetry-" + Guid.NewGuid().ToString("N");
+        await using var scope = await EmulatorScope.StartAsync(q => q with { Name = queue });
         var spans = new ConcurrentQueue<Activity>();
         using var listener = new ActivityListener
         {
@@ -54,14 +56,14 @@ public sealed class ClientBehaviourTests
         };
         meter.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
-            if (tags.ToArray().Any(t => t.Key == ServiceBusTelemetry.DestinationAttribute && (string?)t.Value == EmulatorScope.Queue))
+            if (tags.ToArray().Any(t => t.Key == ServiceBusTelemetry.DestinationAttribute && (string?)t.Value == queue))
             {
                 counts.AddOrUpdate(instrument.Name, value, (_, n) => n + value);
             }
         });
         meter.Start();
-        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var sender = scope.Client.CreateSender(queue);
+        await using var receiver = scope.Client.CreateReceiver(queue);
 
         await sender.SendMessagesAsync([new ServiceBusMessage("a"), new ServiceBusMessage("b")]);
         var messages = new List<ServiceBusReceivedMessage>();
@@ -75,7 +77,7 @@ public sealed class ClientBehaviourTests
         var again = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
         await receiver.DeadLetterMessageAsync(again!, "bad", "worse");
 
-        var names = spans.Where(s => (string?)s.GetTagItem(ServiceBusTelemetry.DestinationAttribute) == EmulatorScope.Queue).Select(s => s.OperationName).ToList();
+        var names = spans.Where(s => (string?)s.GetTagItem(ServiceBusTelemetry.DestinationAttribute) == queue).Select(s => s.OperationName).ToList();
         Assert.Contains(ServiceBusTelemetry.SendActivity, names);
         Assert.Contains(ServiceBusTelemetry.ReceiveActivity, names);
         Assert.Single(names, ServiceBusTelemetry.CompleteActivity);
@@ -91,7 +93,8 @@ public sealed class ClientBehaviourTests
     [Fact]
     public async Task Lock_lost_settlements_and_renewals_are_counted()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(1) });
+        var queue = "telemetry-" + Guid.NewGuid().ToString("N");
+        await using var scope = await EmulatorScope.StartAsync(q => q with { Name = queue, LockDuration = TimeSpan.FromSeconds(1) });
         var counts = new ConcurrentDictionary<string, long>();
         using var meter = new MeterListener();
         meter.InstrumentPublished = (instrument, l) =>
@@ -103,14 +106,14 @@ public sealed class ClientBehaviourTests
         };
         meter.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
-            if (tags.ToArray().Any(t => (string?)t.Value == EmulatorScope.Queue))
+            if (tags.ToArray().Any(t => (string?)t.Value == queue))
             {
                 counts.AddOrUpdate(instrument.Name, value, (_, n) => n + value);
             }
         });
         meter.Start();
-        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var sender = scope.Client.CreateSender(queue);
+        await using var receiver = scope.Client.CreateReceiver(queue);
         await sender.SendMessageAsync(new ServiceBusMessage("x"));
         var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
