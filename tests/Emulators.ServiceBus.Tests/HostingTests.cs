@@ -47,7 +47,9 @@ public sealed class HostingTests
             using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}") };
             var health = await http.GetAsync(EmulatorMetricNames.HealthPath);
             var prometheus = await http.GetStringAsync(EmulatorMetricNames.PrometheusPath);
-            using var json = JsonDocument.Parse(await http.GetStringAsync(EmulatorMetricNames.JsonPath));
+            var text = await http.GetStringAsync(EmulatorMetricNames.JsonPath);
+            using var json = JsonDocument.Parse(text);
+            var typed = JsonSerializer.Deserialize<EmulatorMetricsSnapshot>(text, new JsonSerializerOptions(JsonSerializerDefaults.Web))!;
 
             Assert.Contains(process.RecentOutput, l => l.Contains($"amqp=127.0.0.1:{port}", StringComparison.Ordinal));
             Assert.Equal("over a process", received!.Body.ToString());
@@ -58,6 +60,8 @@ public sealed class HostingTests
             Assert.Equal("deliveries", queue.GetProperty("queue").GetString());
             Assert.Equal(1, queue.GetProperty("counters").GetProperty("completed").GetInt64());
             Assert.Equal(1, queue.GetProperty("counters").GetProperty("outgoingDeliveries").GetInt64());
+            Assert.Equal(1, typed["deliveries"].Counters.Completed);
+            Assert.Equal(0, typed["deliveries"].ActiveMessages);
         }
         finally
         {
