@@ -18,8 +18,10 @@ public class ServiceBusReceiver : IAsyncDisposable
     private readonly ServiceBusClient _client;
     private readonly SemaphoreSlim _linkGate = new(1, 1);
     private readonly SemaphoreSlim _managementGate = new(1, 1);
+    private readonly Lock _creditSync = new();
     private ReceiverLink? _link;
     private RequestResponseLink? _management;
+    private int _leftoverCredit;
     private long _lastPeekedSequenceNumber;
 
     internal ServiceBusReceiver(ServiceBusClient client, string queueName, ServiceBusReceiverOptions options)
@@ -77,17 +79,30 @@ public class ServiceBusReceiver : IAsyncDisposable
             var link = _link is { IsClosed: false } open ? open : await Retry.RunAsync((_, token) => GetLinkAsync(token), EntityPath, cancellationToken).ConfigureAwait(false);
             if (PrefetchCount == 0)
             {
-                link.AddCredit((uint)maxMessages);
+                IssueCredit(link, maxMessages);
             }
 
             var received = new List<ServiceBusReceivedMessage>();
-            var first = await link.ReceiveAsync(wait, cancellationToken).ConfigureAwait(false);
-            if (first is not null)
+            var taken = 0;
+            try
             {
-                Add(received, first);
-                while (received.Count < maxMessages && link.TryReceive(out var next))
+                var first = await link.ReceiveAsync(wait, cancellationToken).ConfigureAwait(false);
+                if (first is not null)
                 {
-                    Add(received, next);
+                    taken++;
+                    Add(received, first);
+                    while (taken < maxMessages && link.TryReceive(out var next))
+                    {
+                        taken++;
+                        Add(received, next);
+                    }
+                }
+            }
+            finally
+            {
+                if (PrefetchCount == 0)
+                {
+                    ReturnUnusedCredit(link, maxMessages - taken);
                 }
             }
 
@@ -328,12 +343,49 @@ public class ServiceBusReceiver : IAsyncDisposable
                 link.SetCredit((uint)PrefetchCount);
             }
 
-            _link = link;
+            lock (_creditSync)
+            {
+                _leftoverCredit = 0; // a new link starts without credit
+                _link = link;
+            }
+
             return link;
         }
         finally
         {
             _linkGate.Release();
+        }
+    }
+
+    /// <summary>
+    /// Without prefetch a receive call asks for credit for the messages it wants, but first uses credit that earlier
+    /// calls granted and did not use (it stays granted on the link, as with the SDK's AMQP library), so the link
+    /// never holds more credit than the receive calls in progress asked for.
+    /// </summary>
+    private void IssueCredit(ReceiverLink link, int wanted)
+    {
+        uint add;
+        lock (_creditSync)
+        {
+            var fromLeftover = Math.Min(wanted, _leftoverCredit);
+            _leftoverCredit -= fromLeftover;
+            add = (uint)(wanted - fromLeftover);
+        }
+
+        if (add > 0)
+        {
+            link.AddCredit(add);
+        }
+    }
+
+    private void ReturnUnusedCredit(ReceiverLink link, int unused)
+    {
+        lock (_creditSync)
+        {
+            if (link == _link && unused > 0)
+            {
+                _leftoverCredit += unused;
+            }
         }
     }
 

@@ -126,6 +126,27 @@ public sealed class ClientBehaviourTests
     }
 
     [Fact]
+    public async Task Receive_calls_that_time_out_do_not_pile_up_credit()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        for (var i = 0; i < 10; i++)
+        {
+            Assert.Null(await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(50)));
+        }
+
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await sender.SendMessagesAsync(Enumerable.Range(0, 5).Select(i => new ServiceBusMessage($"m{i}")));
+        await Task.Delay(500);
+
+        // The credit left by the timed-out calls is one message's worth, not ten.
+        Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
+        Assert.Equal(1, scope.Metrics.LockedMessages);
+        var received = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(5));
+        Assert.Equal("m0", received[0].Body.ToString());
+    }
+
+    [Fact]
     public void Connection_string_parsing_recognises_the_development_emulator()
     {
         var properties = ServiceBusConnectionStringProperties.Parse("Endpoint=sb://localhost:5672;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;");
