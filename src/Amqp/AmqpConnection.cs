@@ -466,9 +466,15 @@ public sealed class AmqpConnection : IAsyncDisposable
             error = e.Error;
             Fail(error);
         }
-        catch (Exception e) when (e is IOException or ObjectDisposedException or SocketException or InvalidOperationException or OperationCanceledException)
+        catch (Exception e) when (e is IOException or ObjectDisposedException or SocketException or OperationCanceledException)
         {
             error = _terminated ? null : new Error { Condition = ErrorCondition.ConnectionForced, Description = "The transport failed: " + e.Message };
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // A failure in a handler (or a bug) ends this connection only, never the process or other connections.
+            error = new Error { Condition = ErrorCondition.InternalError, Description = $"{e.GetType().Name}: {e.Message}" };
+            Fail(error);
         }
 
         Terminate(error);

@@ -83,6 +83,41 @@ public sealed class MalformedInputTests
         Assert.False(after.IsClosed);
     }
 
+    [Fact]
+    public async Task A_handler_that_throws_ends_only_its_connection()
+    {
+        await using var listener = AmqpListener.Start(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0), new AmqpListenerOptions
+        {
+            SaslMechanisms = [],
+            RequireSasl = false,
+            HandlerFactory = _ => new ThrowingHandler(),
+        });
+        var options = new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) };
+        await using var victim = await AmqpConnection.ConnectAsync("127.0.0.1", listener.EndPoint.Port, options);
+        await using var bystander = await AmqpConnection.ConnectAsync("127.0.0.1", listener.EndPoint.Port, options);
+        var sender = await (await victim.BeginSessionAsync()).AttachSenderAsync(new LinkOptions { Name = "s", Source = new Source(), Target = new Target { Address = "boom" } });
+
+        _ = sender.SendAsync(new AmqpMessage { Body = new ValueBody("x") }.ToArray(), [1]);
+        await victim.Completion.WaitAsync(TimeSpan.FromSeconds(5));
+
+        Assert.Equal(ErrorCondition.InternalError, victim.Error!.Condition);
+        Assert.False(bystander.IsClosed);
+        Assert.NotNull(await bystander.BeginSessionAsync());
+    }
+
+    private sealed class ThrowingHandler : IAmqpLinkHandler
+    {
+        public void OnAttach(AmqpLink link)
+        {
+            if (link is ReceiverLink receiver)
+            {
+                receiver.OnMessage = (_, _) => throw new InvalidOperationException("handler bug");
+                receiver.Accept();
+                receiver.SetCredit(10);
+            }
+        }
+    }
+
     private static byte[] Open() => Frame(new Open { ContainerId = "raw-client" });
 
     private static byte[] Frame(Performative performative)
