@@ -36,6 +36,9 @@ public static class Routes
 
         public static string ItemPath(string id) => $"api/packages/{Uri.EscapeDataString(id)}";
 
+        /// <summary>The package, only if it belongs to <paramref name="deliveryId"/> (for a conditional delete).</summary>
+        public static string ItemPath(string id, string deliveryId) => $"api/packages/{Uri.EscapeDataString(id)}?deliveryId={Uri.EscapeDataString(deliveryId)}";
+
         public static string SummaryPath(string ownerId, int year, int month) => WithPeriod("api/packages/summary", ownerId, year, month);
     }
 

@@ -21,6 +21,14 @@ public enum PackagePutResult
     Conflict,
 }
 
+/// <summary>What a delete of a package did.</summary>
+public enum PackageDeleteResult
+{
+    Deleted,
+    NotFound,
+    BelongsToAnotherDelivery,
+}
+
 /// <summary>A package document; <c>id</c> is the package id and the partition key.</summary>
 internal sealed record PackageDocument(string Id, string DeliveryId, string OwnerId, PackageSize Size, double Weight, string? Tag, int Year, int Month)
 {
@@ -95,20 +103,42 @@ public sealed class PackageStore(CosmosClient client, IOptions<CosmosSettings> c
         return (await ReadAsync(id, operation, cancellationToken).ConfigureAwait(false))?.Document.ToRecord();
     }
 
-    /// <summary>Deletes the package; false when there was none.</summary>
-    public async Task<bool> DeleteAsync(string id, CancellationToken cancellationToken)
+    /// <summary>
+    /// Deletes the package. With <paramref name="deliveryId"/>, only if the package belongs to that
+    /// delivery — so that undoing a delivery never removes another delivery's package.
+    /// </summary>
+    public async Task<PackageDeleteResult> DeleteAsync(string id, string? deliveryId, CancellationToken cancellationToken)
     {
         using var operation = CosmosOperation.Start(PackageTelemetry.Operations.DeletePackage);
+        var options = new ItemRequestOptions();
+        if (deliveryId is not null)
+        {
+            if (await ReadAsync(id, operation, cancellationToken).ConfigureAwait(false) is not { } existing)
+            {
+                return PackageDeleteResult.NotFound;
+            }
+
+            if (existing.Document.DeliveryId != deliveryId)
+            {
+                return PackageDeleteResult.BelongsToAnotherDelivery;
+            }
+
+            options.IfMatchEtag = existing.ETag;
+        }
+
         try
         {
-            var response = await _container.DeleteItemAsync<PackageDocument>(id, new PartitionKey(id), cancellationToken: cancellationToken).ConfigureAwait(false);
+            var response = await _container.DeleteItemAsync<PackageDocument>(id, new PartitionKey(id), options, cancellationToken).ConfigureAwait(false);
             operation.AddCharge(response.RequestCharge);
-            return true;
+            return PackageDeleteResult.Deleted;
         }
-        catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
+        catch (CosmosException e) when (e.StatusCode is HttpStatusCode.NotFound or HttpStatusCode.PreconditionFailed)
         {
+            // Precondition failed: replaced meanwhile, by the same delivery (a package never changes delivery).
             operation.AddCharge(e.RequestCharge);
-            return false;
+            return e.StatusCode == HttpStatusCode.NotFound
+                ? PackageDeleteResult.NotFound
+                : await DeleteAsync(id, deliveryId, cancellationToken).ConfigureAwait(false);
         }
     }
 

@@ -68,13 +68,27 @@ public static class PackageApi
         return await store.GetAsync(id, cancellationToken) is { } package ? TypedResults.Ok(package) : Problems.NotFound("Package", id);
     }
 
-    internal static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteAsync(string id, PackageStore store, CancellationToken cancellationToken)
+    /// <summary>204, or 404; with <c>?deliveryId=</c> only if the package belongs to that delivery, else 409.</summary>
+    internal static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteAsync(
+        string id, string? deliveryId, PackageStore store, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(id))
+        var errors = new FieldErrors();
+        errors.RequireIdentifier("id", id);
+        if (deliveryId is not null)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            errors.RequireIdentifier("deliveryId", deliveryId);
         }
 
-        return await store.DeleteAsync(id, cancellationToken) ? TypedResults.NoContent() : Problems.NotFound("Package", id);
+        if (!errors.IsEmpty)
+        {
+            return Problems.Invalid(errors);
+        }
+
+        return await store.DeleteAsync(id, deliveryId, cancellationToken) switch
+        {
+            PackageDeleteResult.Deleted => TypedResults.NoContent(),
+            PackageDeleteResult.BelongsToAnotherDelivery => Problems.Conflict("Package belongs to another delivery", $"Package '{id}' does not belong to delivery '{deliveryId}'."),
+            _ => Problems.NotFound("Package", id),
+        };
     }
 }

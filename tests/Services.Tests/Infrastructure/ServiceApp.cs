@@ -12,10 +12,10 @@ using Microsoft.Extensions.Logging;
 namespace DroneDelivery.Services.Tests.Infrastructure;
 
 /// <summary>How to build one of the services: its name, its registrations and its endpoints, as its Program does.</summary>
-internal sealed record ServiceDefinition(string Name, Action<WebApplicationBuilder> AddServices, Action<WebApplication> MapApi);
+public sealed record ServiceDefinition(string Name, Action<WebApplicationBuilder> AddServices, Action<WebApplication> MapApi);
 
 /// <summary>One service as a real Kestrel app on 127.0.0.1 (port chosen by the kernel), in this process.</summary>
-internal sealed class ServiceApp : IAsyncDisposable
+public sealed class ServiceApp : IAsyncDisposable
 {
     private ServiceApp(WebApplication app, CapturedLogs logs)
     {
@@ -78,7 +78,7 @@ internal sealed class ServiceApp : IAsyncDisposable
 }
 
 /// <summary>Collects formatted log messages (Information and above) with their category and event name.</summary>
-internal sealed class CapturedLogs : ILoggerProvider
+public sealed class CapturedLogs : ILoggerProvider
 {
     private readonly ConcurrentQueue<CapturedLog> _entries = new();
 
@@ -109,4 +109,4 @@ internal sealed class CapturedLogs : ILoggerProvider
     }
 }
 
-internal sealed record CapturedLog(string Category, LogLevel Level, string? EventName, string Message);
+public sealed record CapturedLog(string Category, LogLevel Level, string? EventName, string Message);

@@ -1,0 +1,55 @@
+using System.Diagnostics.Metrics;
+
+namespace DroneDelivery.Workflow;
+
+/// <summary>
+/// Workflow's own telemetry: messages by outcome, process duration and per-backend call durations
+/// (the case study's "Process" operation and its dependency percentiles). Service Bus' own spans and
+/// counters (Complete, DeadLetter, lock lost) come from the client, <c>DroneDelivery.ServiceBus</c>.
+/// </summary>
+public static class WorkflowTelemetry
+{
+    /// <summary>Meter name.</summary>
+    public const string SourceName = "DroneDelivery.Workflow";
+
+    /// <summary>Counter of messages handled; tags <c>operation</c> (delivery, cancel, reschedule, unknown) and <c>outcome</c> (<see cref="Outcomes"/>).</summary>
+    public const string Messages = "dronedelivery.workflow.messages";
+
+    /// <summary>Histogram of the time to handle one message, settlement included, in seconds; tags <c>operation</c> and <c>outcome</c>.</summary>
+    public const string ProcessDuration = "dronedelivery.workflow.process.duration";
+
+    /// <summary>
+    /// Histogram of backend call durations in seconds (retries included); tags <c>backend</c>, <c>step</c>
+    /// (e.g. CreatePackage, AssignDrone, ScheduleDelivery, ReleaseDrone) and <c>outcome</c>.
+    /// </summary>
+    public const string BackendDuration = "dronedelivery.workflow.backend.duration";
+
+    /// <summary>Values of the <c>outcome</c> tag of <see cref="Messages"/>.</summary>
+    public static class Outcomes
+    {
+        public const string Completed = "completed";
+
+        /// <summary>A transient failure: the message goes back to the queue to be delivered again.</summary>
+        public const string Abandoned = "abandoned";
+
+        /// <summary>Dead-lettered with nothing to undo.</summary>
+        public const string DeadLettered = "deadlettered";
+
+        /// <summary>Partial work undone (drone released, package removed), then dead-lettered.</summary>
+        public const string Compensated = "compensated";
+
+        /// <summary>The lock expired before settlement; the broker delivers the message again.</summary>
+        public const string LockLost = "lock_lost";
+
+        /// <summary>Settling failed otherwise.</summary>
+        public const string SettleFailed = "settle_failed";
+    }
+
+    private static readonly Meter Meter = new(SourceName);
+
+    internal static readonly Counter<long> MessageCount = Meter.CreateCounter<long>(Messages, "{message}", "Messages handled, by operation and outcome.");
+
+    internal static readonly Histogram<double> ProcessDurations = Meter.CreateHistogram<double>(ProcessDuration, "s", "Time to handle one message.");
+
+    internal static readonly Histogram<double> BackendDurations = Meter.CreateHistogram<double>(BackendDuration, "s", "Duration of calls to the backends.");
+}
