@@ -114,6 +114,19 @@ public sealed class RoundTripTests
     }
 
     [Fact]
+    public async Task Connection_string_with_localhost_reaches_the_emulator()
+    {
+        await using var scope = await EmulatorScope.StartAsync();
+        var localhost = scope.Emulator.ConnectionString.Replace("sb://127.0.0.1", "sb://localhost", StringComparison.Ordinal);
+        await using var client = new ServiceBusClient(localhost, EmulatorScope.Fast());
+        await using var sender = client.CreateSender(EmulatorScope.Queue);
+
+        await sender.SendMessageAsync(new ServiceBusMessage("via localhost"));
+
+        Assert.Equal(1, scope.Metrics.Counters.IncomingMessages);
+    }
+
+    [Fact]
     public async Task Unknown_queue_fails_with_MessagingEntityNotFound()
     {
         await using var scope = await EmulatorScope.StartAsync();

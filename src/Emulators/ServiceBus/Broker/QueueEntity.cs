@@ -276,6 +276,15 @@ internal sealed class QueueEntity
         message.LockedUntil = until;
         _locks[token] = message;
         _lockExpiries.Enqueue((message, token), until);
+        if (_lockExpiries.Count > (2 * _locks.Count) + 1024)
+        {
+            // Settled locks leave their expiry entries behind; rebuild so long locks at high rates stay bounded.
+            _lockExpiries.Clear();
+            foreach (var (lockToken, locked) in _locks)
+            {
+                _lockExpiries.Enqueue((locked, lockToken), locked.LockedUntil);
+            }
+        }
     }
 
     /// <summary>A transfer that never left (link closed): the message goes back without counting the attempt.</summary>
