@@ -175,6 +175,11 @@ public sealed class AmqpConnection : IAsyncDisposable
         {
             connection.Terminate(new Error { Condition = ErrorCondition.ConnectionForced, Description = e.Message });
             await connection.DisposeTransportAsync().ConfigureAwait(false);
+            if (connection.Error is { } error && error.Condition != ErrorCondition.ConnectionForced)
+            {
+                options.ConnectionFailed?.Invoke(connection, error);
+            }
+
             return null;
         }
     }

@@ -137,6 +137,8 @@ public sealed class HostingTests
     public async Task Garbage_on_one_connection_closes_only_that_connection()
     {
         await using var scope = await EmulatorScope.StartAsync();
+        var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        scope.Emulator.ConnectionFailed += failures.Enqueue;
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("before"));
 
@@ -174,6 +176,7 @@ public sealed class HostingTests
 
         Assert.Equal(["before", "after"], messages);
         Assert.True(await Eventually.TrueAsync(() => scope.Emulator.ConnectionCount == 1, TimeSpan.FromSeconds(5)));
+        Assert.Contains(failures, f => f.Contains("amqp:decode-error", StringComparison.Ordinal));
     }
 
     [Fact]

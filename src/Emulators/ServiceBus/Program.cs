@@ -21,6 +21,7 @@ if (emulator is null)
     return 2;
 }
 
+emulator.ConnectionFailed += line => Console.Error.WriteLine("Service Bus emulator: " + line);
 Console.WriteLine(emulator.ReadyLine);
 Console.WriteLine($"Connection string: {emulator.ConnectionString}");
 using var stop = new CancellationTokenSource();

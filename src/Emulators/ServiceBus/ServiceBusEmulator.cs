@@ -55,6 +55,9 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     /// <summary>The line printed when ready: where AMQP and HTTP listen.</summary>
     public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}";
 
+    /// <summary>Raised with a one-line description when a client connection ends with an error (malformed input, idle time-out...).</summary>
+    public event Action<string>? ConnectionFailed;
+
     /// <summary>Number of AMQP connections currently open.</summary>
     public int ConnectionCount => _listener.Connections.Count;
 
@@ -65,6 +68,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         options.Validate();
         var ns = new Namespace(options);
         var address = IPAddress.TryParse(options.Host, out var ip) ? ip : (await Dns.GetHostAddressesAsync(options.Host, cancellationToken).ConfigureAwait(false))[0];
+        ServiceBusEmulator? started = null;
         var listener = AmqpListener.Start(new IPEndPoint(address, options.Port), new AmqpListenerOptions
         {
             Connection = new AmqpConnectionOptions { ContainerId = "servicebus-emulator-" + options.NamespaceName, MaxFrameSize = 256 * 1024, IdleTimeout = TimeSpan.FromMinutes(4) },
@@ -76,8 +80,9 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
                 connection.Context = state;
                 return new EmulatorLinkHandler(ns, state);
             },
+            ConnectionFailed = (connection, error) => started?.ConnectionFailed?.Invoke($"connection from {connection.RemoteEndPoint} ended: {error}"),
         });
-        var emulator = new ServiceBusEmulator(options, ns, listener);
+        var emulator = started = new ServiceBusEmulator(options, ns, listener);
         try
         {
             if (options.HttpPort is { } httpPort)
