@@ -151,6 +151,21 @@ public sealed class ItemTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Queries_see_items_written_after_an_earlier_query()
+    {
+        var query = new QueryDefinition("SELECT VALUE c.id FROM c WHERE c.pk = @pk AND c.weight = 4").WithParameter("@pk", "owner-q");
+        await _container.CreateItemAsync(new Parcel("q1", "owner-q", 4), new PartitionKey("owner-q"));
+        var before = await _container.GetItemQueryIterator<string>(query).ToListAsync();
+
+        await _container.CreateItemAsync(new Parcel("q2", "owner-q", 4), new PartitionKey("owner-q"));
+        await _container.ReplaceItemAsync(new Parcel("q1", "owner-q", 5), "q1", new PartitionKey("owner-q"));
+        var after = await _container.GetItemQueryIterator<string>(query).ToListAsync();
+
+        Assert.Equal(["q1"], before);
+        Assert.Equal(["q2"], after);
+    }
+
+    [Fact]
     public async Task Unknown_container_is_404()
     {
         var missing = _client.GetContainer("test", "missing");

@@ -23,6 +23,10 @@ public sealed class QueryTests(QueryTests.Deliveries data) : IClassFixture<Query
         // Undefined and null never satisfy a comparison: items without a drone are excluded, not matched.
         await AssertIds("SELECT * FROM c WHERE c.droneId <> 'drone-1'", d => d.DroneId is not null && d.DroneId != "drone-1");
         await AssertIds("SELECT * FROM c WHERE IS_NULL(c.droneId)", d => d.DroneId is null);
+        await AssertIds("SELECT * FROM c WHERE c.droneId = null", d => d.DroneId is null);
+        // Equality never converts types: a number property does not equal the same digits as a string.
+        await AssertIds("SELECT * FROM c WHERE c.year = '2021'", _ => false);
+        await AssertIds("SELECT * FROM c WHERE c.year = 2021.0 AND c.droneId = 'drone-3'", d => d.Year == 2021 && d.DroneId == "drone-3");
     }
 
     [Fact]

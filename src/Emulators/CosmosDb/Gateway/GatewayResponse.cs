@@ -36,9 +36,9 @@ internal sealed class GatewayResponse
 
     public bool Throttled { get; init; }
 
-    public static GatewayResponse Json(int statusCode, Action<Utf8JsonWriter> write)
+    public static GatewayResponse Json(int statusCode, Action<Utf8JsonWriter> write, int sizeHint = 512)
     {
-        var buffer = new ArrayBufferWriter<byte>(512);
+        var buffer = new ArrayBufferWriter<byte>(sizeHint);
         using (var writer = new Utf8JsonWriter(buffer))
         {
             write(writer);

@@ -78,8 +78,8 @@ internal sealed class ItemPatch
     {
         if (_condition?.Query.Where is { } where)
         {
-            var evaluator = new QueryEvaluator(_condition.Query.Alias, new Dictionary<string, QueryValue>()) { Document = existing.Value };
-            if (!evaluator.IsTrue(where))
+            var condition = new ExpressionCompiler(_condition.Query.Alias, new Dictionary<string, QueryValue>()).Compile(where);
+            if (!QueryExecutor.Matches(condition, existing.Value))
             {
                 throw new ConditionNotMetException();
             }

@@ -359,7 +359,7 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
                 Root = root,
             };
         }).ToList();
-        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, default, int.MaxValue, null, null);
+        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, new PartitionSnapshot([.. documents]), default, int.MaxValue, null, null);
         var response = GatewayResponse.Json(200, w =>
         {
             w.WriteStartObject();

@@ -76,9 +76,7 @@ internal static class QueryHandlers
             return throttled;
         }
 
-        var snapshot = partition.Snapshot();
-        var documents = exactEpk is null ? snapshot.Documents : snapshot.InLogicalPartition(exactEpk);
-        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, scope, pageSize, continuation, spec.ResumeFilter);
+        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, partition.Snapshot(), scope, pageSize, continuation, spec.ResumeFilter);
         var charge = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead);
         return Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
     }
@@ -101,7 +99,7 @@ internal static class QueryHandlers
             }
         }
 
-        var documents = container.Partitions.SelectMany(p => p.Snapshot().Documents).OrderBy(d => d.Sequence).ToList();
+        var documents = new PartitionSnapshot([.. container.Partitions.SelectMany(p => p.Snapshot().Documents).OrderBy(d => d.Sequence)]);
         var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, default, pageSize, continuation, spec.ResumeFilter);
         var response = Page(container, page).Named(operation);
         var perPartition = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead / container.Partitions.Count);
@@ -132,7 +130,7 @@ internal static class QueryHandlers
             w.WriteEndArray();
             w.WriteNumber("_count", rows.Count);
             w.WriteEndObject();
-        });
+        }, sizeHint: 1024 + (rows.Count * 512));
         if (response.Body.Length > MaxResponseBytes)
         {
             throw new BadRequestException(

@@ -40,10 +40,15 @@ internal sealed class RequestCounters
 
         public void Observe(double value)
         {
-            var index = Array.FindIndex(ChargeBounds, b => value <= b);
+            var index = 0;
+            while (index < ChargeBounds.Length && value > ChargeBounds[index])
+            {
+                index++;
+            }
+
             lock (this)
             {
-                _counts[index < 0 ? ChargeBounds.Length : index]++;
+                _counts[index]++;
                 _count++;
                 _sum += value;
             }

@@ -16,7 +16,14 @@ internal sealed class PreparedQuery
         Text = text;
         Query = query;
         AggregateCalls = aggregates;
+        EqualityFilters = query.Where is null ? [] : [.. EqualityConjuncts(query.Where, query.Alias)];
     }
+
+    /// <summary>
+    /// Top-level <c>AND</c>ed filters of the form <c>c.property = constant</c> (a literal or a parameter):
+    /// an item can only match if it is in the property index's bucket for that value.
+    /// </summary>
+    public IReadOnlyList<(string Property, SqlExpression Value)> EqualityFilters { get; }
 
     public string Text { get; }
 
@@ -190,6 +197,21 @@ internal sealed class PreparedQuery
         ObjectExpression obj => obj.Properties.Any(p => ReferencesDocumentOutsideAggregates(p.Value, alias)),
         _ => false,
     };
+
+    private static IEnumerable<(string, SqlExpression)> EqualityConjuncts(SqlExpression expression, string alias)
+    {
+        switch (expression)
+        {
+            case BinaryExpression { Operator: BinaryOperator.And } and:
+                return EqualityConjuncts(and.Left, alias).Concat(EqualityConjuncts(and.Right, alias));
+            case BinaryExpression { Operator: BinaryOperator.Equal, Left: PropertyExpression { Target: IdentifierExpression } property, Right: LiteralExpression or ParameterExpression } eq:
+                return [(property.Name, eq.Right)];
+            case BinaryExpression { Operator: BinaryOperator.Equal, Right: PropertyExpression { Target: IdentifierExpression } property, Left: LiteralExpression or ParameterExpression } eq:
+                return [(property.Name, eq.Left)];
+            default:
+                return [];
+        }
+    }
 
     internal static bool IsDocumentPath(SqlExpression expression, string alias) => expression switch
     {

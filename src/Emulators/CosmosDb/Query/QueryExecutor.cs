@@ -31,17 +31,19 @@ internal static class QueryExecutor
     public static QueryPage ExecutePage(
         PreparedQuery prepared,
         IReadOnlyDictionary<string, QueryValue> parameters,
-        IReadOnlyList<StoredDocument> documents,
+        PartitionSnapshot snapshot,
         DocumentScope scope,
         int pageSize,
         string? continuation,
         ResumeFilter? resumeFilter)
     {
         var query = prepared.Query;
-        var evaluator = new QueryEvaluator(query.Alias, parameters);
+        var compiler = new ExpressionCompiler(query.Alias, parameters);
+        var where = query.Where is null ? null : compiler.Compile(query.Where);
+        var documents = Candidates(prepared, compiler, snapshot, scope);
         if (prepared.IsAggregate)
         {
-            return ExecuteAggregate(prepared, evaluator, documents, scope);
+            return ExecuteAggregate(prepared, parameters, where, compiler, documents, scope);
         }
 
         var token = continuation is null ? null : ContinuationToken.Parse(continuation);
@@ -49,11 +51,11 @@ internal static class QueryExecutor
         var offset = query.Offset is null ? 0 : ResolveCount(query.Offset, parameters, "OFFSET");
         long? limit = query.Limit is null ? null : ResolveCount(query.Limit, parameters, "LIMIT");
         long? total = top ?? (limit is null ? null : offset + limit.Value);
-        var names = query.SelectItems.Count > 0 ? PreparedQuery.ProjectionNames(query.SelectItems) : [];
+        var project = Projection(query, compiler);
 
-        IEnumerable<(StoredDocument Document, QueryValue Key)> candidates = prepared.OrderBy is null
-            ? InsertionOrder(prepared, evaluator, documents, scope, token)
-            : SortOrder(prepared, evaluator, documents, scope, token, resumeFilter);
+        IEnumerable<(StoredDocument Document, QueryValue Key)> candidates = prepared.OrderBy is { } orderBy
+            ? SortOrder(compiler.Compile(orderBy.Expression), orderBy.Descending, where, documents, scope, token, resumeFilter)
+            : InsertionOrder(where, documents, scope, token);
 
         var rows = new List<QueryValue>(Math.Min(pageSize, 16));
         var passed = token?.Passed ?? 0;
@@ -68,8 +70,7 @@ internal static class QueryExecutor
                 break;
             }
 
-            evaluator.Document = document.Value;
-            var row = Project(query, names, evaluator);
+            var row = project(document.Value);
             if (row.IsUndefined)
             {
                 continue;
@@ -97,6 +98,33 @@ internal static class QueryExecutor
         return new QueryPage(rows, next, documentsRead);
     }
 
+    /// <summary>
+    /// The smallest list of items that can match: the logical partition when the request names one, or
+    /// an index bucket of one of the query's <c>c.property = constant</c> filters, whichever is shorter.
+    /// </summary>
+    private static IReadOnlyList<StoredDocument> Candidates(PreparedQuery prepared, ExpressionCompiler compiler, PartitionSnapshot snapshot, DocumentScope scope)
+    {
+        var best = scope.ExactEpk is { } epk ? snapshot.InLogicalPartition(epk) : snapshot.Documents;
+        foreach (var (property, value) in prepared.EqualityFilters)
+        {
+            if (best.Count == 0)
+            {
+                break;
+            }
+
+            var bucket = snapshot.WherePropertyEquals(property, compiler.Compile(value)(QueryValue.Undefined));
+            if (bucket.Count < best.Count)
+            {
+                best = bucket;
+            }
+        }
+
+        return best;
+    }
+
+    /// <summary>True when a compiled filter keeps the document (its value is the boolean true).</summary>
+    public static bool Matches(CompiledExpression? where, in QueryValue document) => where is null || where(document).IsTrue;
+
     /// <summary>A TOP/OFFSET/LIMIT count: a non-negative integer literal or parameter.</summary>
     public static long ResolveCount(SqlExpression expression, IReadOnlyDictionary<string, QueryValue> parameters, string clause)
     {
@@ -117,12 +145,14 @@ internal static class QueryExecutor
 
     private static QueryPage ExecuteAggregate(
         PreparedQuery prepared,
-        QueryEvaluator evaluator,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        CompiledExpression? where,
+        ExpressionCompiler compiler,
         IReadOnlyList<StoredDocument> documents,
         DocumentScope scope)
     {
         var query = prepared.Query;
-        var aggregators = prepared.AggregateCalls.Select(call => new Aggregator(call)).ToArray();
+        var aggregators = prepared.AggregateCalls.Select(call => (Aggregator: new Aggregator(call), Argument: compiler.Compile(call.Arguments[0]))).ToArray();
         var matched = 0;
         foreach (var document in documents)
         {
@@ -131,86 +161,85 @@ internal static class QueryExecutor
                 continue;
             }
 
-            evaluator.Document = document.Value;
-            if (query.Where is not null && !evaluator.IsTrue(query.Where))
+            var value = document.Value;
+            if (!Matches(where, value))
             {
                 continue;
             }
 
             matched++;
-            foreach (var aggregator in aggregators)
+            foreach (var (aggregator, argument) in aggregators)
             {
-                aggregator.Add(evaluator.Evaluate(aggregator.Call.Arguments[0]));
+                aggregator.Add(argument(value));
             }
         }
 
         var results = new Dictionary<FunctionCallExpression, QueryValue>(ReferenceEqualityComparer.Instance);
-        foreach (var aggregator in aggregators)
+        foreach (var (aggregator, _) in aggregators)
         {
             results[aggregator.Call] = aggregator.Result;
         }
 
-        evaluator.UseAggregateResults(results);
-        evaluator.Document = QueryValue.Undefined;
-        var names = query.SelectItems.Count > 0 ? PreparedQuery.ProjectionNames(query.SelectItems) : [];
-        var row = Project(query, names, evaluator);
+        var project = Projection(query, new ExpressionCompiler(query.Alias, parameters) { AggregateResults = results });
+        var row = project(QueryValue.Undefined);
         return new QueryPage(row.IsUndefined ? [] : [row], null, matched);
     }
 
+    private static CompiledExpression Projection(SqlQuery query, ExpressionCompiler compiler)
+    {
+        if (query.SelectAll)
+        {
+            return static (in QueryValue document) => document;
+        }
+
+        if (query.SelectValue is not null)
+        {
+            return compiler.Compile(query.SelectValue);
+        }
+
+        return ExpressionCompiler.CompileObject(
+            [.. PreparedQuery.ProjectionNames(query.SelectItems)],
+            [.. query.SelectItems.Select(item => compiler.Compile(item.Expression))]);
+    }
+
     private static IEnumerable<(StoredDocument, QueryValue)> InsertionOrder(
-        PreparedQuery prepared,
-        QueryEvaluator evaluator,
+        CompiledExpression? where,
         IReadOnlyList<StoredDocument> documents,
         DocumentScope scope,
         ContinuationToken? token)
     {
         var start = token is null ? 0 : FirstAfter(documents, token.Sequence);
-        var where = prepared.Query.Where;
         for (var i = start; i < documents.Count; i++)
         {
             var document = documents[i];
-            if (!scope.Includes(document))
+            if (scope.Includes(document) && Matches(where, document.Value))
             {
-                continue;
+                yield return (document, default);
             }
-
-            evaluator.Document = document.Value;
-            if (where is not null && !evaluator.IsTrue(where))
-            {
-                continue;
-            }
-
-            yield return (document, default);
         }
     }
 
-    private static IEnumerable<(StoredDocument, QueryValue)> SortOrder(
-        PreparedQuery prepared,
-        QueryEvaluator evaluator,
+    private static List<(StoredDocument Document, QueryValue Key)> SortOrder(
+        CompiledExpression orderKey,
+        bool descending,
+        CompiledExpression? where,
         IReadOnlyList<StoredDocument> documents,
         DocumentScope scope,
         ContinuationToken? token,
         ResumeFilter? resumeFilter)
     {
-        var orderBy = prepared.OrderBy!;
-        var direction = orderBy.Descending ? -1 : 1;
-        var where = prepared.Query.Where;
+        var direction = descending ? -1 : 1;
         var resumeKey = token?.OrderKey is null ? (QueryValue?)null : ParseKey(token.OrderKey);
         var matches = new List<(StoredDocument Document, QueryValue Key)>();
         foreach (var document in documents)
         {
-            if (!scope.Includes(document))
+            var value = document.Value;
+            if (!scope.Includes(document) || !Matches(where, value))
             {
                 continue;
             }
 
-            evaluator.Document = document.Value;
-            if (where is not null && !evaluator.IsTrue(where))
-            {
-                continue;
-            }
-
-            var key = evaluator.Evaluate(orderBy.Expression);
+            var key = orderKey(value);
             if (resumeFilter is not null)
             {
                 var c = QueryValueComparer.CompareForSort(key, resumeFilter.Value) * direction;
@@ -238,27 +267,6 @@ internal static class QueryExecutor
             return c != 0 ? c : a.Document.Sequence.CompareTo(b.Document.Sequence);
         });
         return matches;
-    }
-
-    private static QueryValue Project(SqlQuery query, IReadOnlyList<string> names, QueryEvaluator evaluator)
-    {
-        if (query.SelectAll)
-        {
-            return evaluator.Document;
-        }
-
-        if (query.SelectValue is not null)
-        {
-            return evaluator.Evaluate(query.SelectValue);
-        }
-
-        var properties = new KeyValuePair<string, QueryValue>[query.SelectItems.Count];
-        for (var i = 0; i < properties.Length; i++)
-        {
-            properties[i] = new(names[i], evaluator.Evaluate(query.SelectItems[i].Expression));
-        }
-
-        return QueryValue.FromObject(properties);
     }
 
     private static int FirstAfter(IReadOnlyList<StoredDocument> documents, long sequence)

@@ -45,6 +45,8 @@ internal sealed class ContainerResource
         Partitions = [.. Layout.Ranges.Select((range, i) =>
             new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), metricsHistorySeconds))];
         RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
+        SelfLink = $"dbs/{database.Rid}/colls/{rid}/";
+        AltLink = $"dbs/{database.Id}/colls/{id}";
     }
 
     public DatabaseResource Database { get; }
@@ -83,10 +85,10 @@ internal sealed class ContainerResource
 
     public RequestCounters Counters { get; } = new();
 
-    public string SelfLink => $"dbs/{Database.Rid}/colls/{Rid}/";
+    public string SelfLink { get; }
 
     /// <summary>The name-based link, as in <c>x-ms-alt-content-path</c>.</summary>
-    public string AltLink => $"dbs/{Database.Id}/colls/{Id}";
+    public string AltLink { get; }
 
     public long NextSequence() => Interlocked.Increment(ref _sequence);
 

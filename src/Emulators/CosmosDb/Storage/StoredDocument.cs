@@ -41,7 +41,10 @@ internal sealed class StoredDocument
         var properties = Volatile.Read(ref _topLevel);
         if (properties is null)
         {
-            properties = [.. Root.EnumerateObject().Select(p => new KeyValuePair<string, QueryValue>(p.Name, QueryValue.FromElement(p.Value)))];
+            // Strings become .NET strings here, once, so comparing them later touches no JSON.
+            properties = [.. Root.EnumerateObject().Select(p => new KeyValuePair<string, QueryValue>(
+                p.Name,
+                p.Value.ValueKind == JsonValueKind.String ? QueryValue.FromString(p.Value.GetString()!) : QueryValue.FromElement(p.Value)))];
             Volatile.Write(ref _topLevel, properties);
         }
 

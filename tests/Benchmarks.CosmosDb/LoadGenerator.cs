@@ -1,0 +1,66 @@
+using System.Diagnostics;
+using System.Net;
+
+namespace DroneDelivery.Benchmarks.CosmosDb;
+
+/// <summary>What one series measured: throughput and the server process's CPU time per request.</summary>
+internal sealed record LoadResult(double RequestsPerSecond, double ServerCpuMicrosecondsPerRequest);
+
+/// <summary>A closed-loop load: N workers each sending the next request as soon as the last one answered.</summary>
+internal sealed class LoadGenerator(int concurrency, TimeSpan warmUp, TimeSpan measured)
+{
+    /// <param name="next">Builds request number i.</param>
+    /// <param name="serverCpu">Reads the server process's total CPU time.</param>
+    public async Task<LoadResult> RunAsync(Func<int, HttpRequestMessage> next, Func<TimeSpan> serverCpu)
+    {
+        using var handler = new SocketsHttpHandler
+        {
+            MaxConnectionsPerServer = concurrency,
+            PooledConnectionLifetime = Timeout.InfiniteTimeSpan,
+            UseProxy = false,
+            AutomaticDecompression = DecompressionMethods.None,
+        };
+        using var client = new HttpMessageInvoker(handler);
+        var measuring = false;
+        long completed = 0;
+        long failed = 0;
+        using var stop = new CancellationTokenSource();
+        var workers = Enumerable.Range(0, concurrency).Select(worker => Task.Run(async () =>
+        {
+            var i = worker;
+            while (!stop.IsCancellationRequested)
+            {
+                using var request = next(i);
+                i += concurrency;
+                using var response = await client.SendAsync(request, CancellationToken.None);
+                await response.Content.CopyToAsync(Stream.Null);
+                if (response.StatusCode != HttpStatusCode.OK)
+                {
+                    Interlocked.Increment(ref failed);
+                }
+                else if (Volatile.Read(ref measuring))
+                {
+                    Interlocked.Increment(ref completed);
+                }
+            }
+        })).ToList();
+
+        await Task.Delay(warmUp);
+        var cpuBefore = serverCpu();
+        Volatile.Write(ref measuring, true);
+        var started = Stopwatch.GetTimestamp();
+        await Task.Delay(measured);
+        Volatile.Write(ref measuring, false);
+        var elapsed = Stopwatch.GetElapsedTime(started);
+        var cpu = serverCpu() - cpuBefore;
+        var count = Interlocked.Read(ref completed);
+        await stop.CancelAsync();
+        await Task.WhenAll(workers);
+        if (Interlocked.Read(ref failed) > 0)
+        {
+            throw new InvalidOperationException($"{failed} requests did not answer 200; the figures would be meaningless.");
+        }
+
+        return new LoadResult(count / elapsed.TotalSeconds, count == 0 ? double.NaN : cpu.TotalMicroseconds / count);
+    }
+}
