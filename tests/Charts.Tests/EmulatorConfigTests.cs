@@ -55,6 +55,18 @@ public sealed class EmulatorConfigTests
         }
     }
 
+    [Theory]
+    [InlineData("defaults", "10")]
+    [InlineData("azure", "10")]
+    public void Workflow_is_told_the_queue_s_max_delivery_count(string valueSet, string expected)
+    {
+        var workflow = Chart.Template(Chart.ValueSet(valueSet)).Get("Deployment", "workflow").Containers.Single();
+        Assert.Equal(expected, Render.Environment(workflow)["Processor__MaxDeliveryCount"]);
+
+        var changed = Chart.Template(Chart.Defaults.With("queue delivers 3 times", "--set", "serviceBus.queues.deliveryrequests.maxDeliveryCount=3"));
+        Assert.Equal("3", Render.Environment(changed.Get("Deployment", "workflow").Containers.Single())["Processor__MaxDeliveryCount"]);
+    }
+
     [Fact]
     public void Connection_strings_point_at_the_emulator_Services_with_their_development_credentials()
     {

@@ -30,6 +30,7 @@ public sealed class SettingsContractTests
     private static bool IsWired(string key) =>
         key.EndsWith(":ConnectionString", StringComparison.Ordinal)
         || key is "Cosmos:AccountEndpoint" or "Cosmos:DatabaseId" or "ServiceBus:FullyQualifiedNamespace"
+        || key is "Processor:MaxDeliveryCount" // the queue's own value (serviceBus.queues)
         || (key.StartsWith("Backends:", StringComparison.Ordinal) && key.EndsWith(":BaseAddress", StringComparison.Ordinal));
 
     /// <summary>Placeholders for connection strings the chart reads from Secrets it does not create.</summary>

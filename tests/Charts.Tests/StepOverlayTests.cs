@@ -121,7 +121,8 @@ public sealed partial class StepOverlayTests
                 || (id is "Deployment/package" or "Deployment/dronescheduler" && path.EndsWith("annotations.checksum/cosmosdb", StringComparison.Ordinal)),
             "serviceBus" => id == "ConfigMap/servicebus-emulator"
                 || (id == "Deployment/servicebus-emulator" && path.EndsWith("annotations.checksum/config", StringComparison.Ordinal))
-                || (id is "Deployment/ingestion" or "Deployment/workflow" && path.EndsWith("annotations.checksum/servicebus", StringComparison.Ordinal)),
+                || (id is "Deployment/ingestion" or "Deployment/workflow" && path.EndsWith("annotations.checksum/servicebus", StringComparison.Ordinal))
+                || (knob.EndsWith(".maxDeliveryCount", StringComparison.Ordinal) && id == "Deployment/workflow" && path.Contains(".env.Processor__MaxDeliveryCount.", StringComparison.Ordinal)),
             "redis" => id == "Deployment/redis" && path.StartsWith("spec.template.spec.containers.redis.args", StringComparison.Ordinal),
             _ when parts.Length == 2 && parts[1] == "replicas" => id == $"Deployment/{KubernetesName(parts[0])}" && path == "spec.replicas",
             _ when parts.Length > 2 && parts[1] == "settings" =>

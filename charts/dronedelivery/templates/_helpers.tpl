@@ -197,6 +197,12 @@ Argument: dict "root" $ "key" <values key>.
 {{- fail (printf "%s needs Service Bus: set emulators.enabled=true, azure.serviceBus.fullyQualifiedNamespace, or secrets.existingSecret with key servicebus-connection-string" $service.name) }}
 {{- end }}
 {{- end }}
+{{- if eq .key "workflow" }}
+{{- /* The workflow must know the queue's MaxDeliveryCount to make the last delivery final: one value, the queue's. */}}
+{{- $queue := index $root.Values.serviceBus.queues $root.Values.workflow.settings.ServiceBus.QueueName }}
+- name: Processor__MaxDeliveryCount
+  value: {{ include "dd.scalar" $queue.maxDeliveryCount | quote }}
+{{- end }}
 {{- if has "redis" $service.uses }}
 {{- if $root.Values.redis.enabled }}
 - name: Redis__ConnectionString
