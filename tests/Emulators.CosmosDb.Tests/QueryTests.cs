@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.Azure.Cosmos;
+using Microsoft.Azure.Cosmos.Linq;
 using Newtonsoft.Json.Linq;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
@@ -154,6 +155,32 @@ public sealed class QueryTests(QueryTests.Deliveries data) : IClassFixture<Query
             requestOptions: new QueryRequestOptions { PartitionKey = new PartitionKey("owner-7") }).ToListAsync();
 
         Assert.Equal(Expected(d => d.OwnerId == "owner-7" && d.Year == 2020), results.Select(d => d.Id).Order());
+    }
+
+    [Fact]
+    public async Task Linq_queries_run_as_the_sdk_translates_them()
+    {
+        var queryable = _container.GetItemLinqQueryable<Delivery>();
+
+        var filtered = await queryable.Where(d => d.OwnerId == "owner-2" && d.Month > 6).ToFeedIterator().ToListAsync();
+        var heaviest = await queryable.Where(d => d.Year == 2020).OrderByDescending(d => d.Weight).Take(3).Select(d => d.Id).ToFeedIterator().ToListAsync();
+        var count = await CosmosLinqExtensions.CountAsync(queryable.Where(d => d.Year == 2021));
+        var total = await CosmosLinqExtensions.SumAsync(queryable.Where(d => d.OwnerId == "owner-5").Select(d => d.Weight));
+
+        Assert.Equal(Expected(d => d.OwnerId == "owner-2" && d.Month > 6), filtered.Select(d => d.Id).Order());
+        Assert.Equal(_items.Where(d => d.Year == 2020).OrderByDescending(d => d.Weight).Take(3).Select(d => d.Id), heaviest);
+        Assert.Equal(_items.Count(d => d.Year == 2021), count.Resource);
+        Assert.Equal(_items.Where(d => d.OwnerId == "owner-5").Sum(d => d.Weight), total.Resource, 6);
+    }
+
+    [Fact]
+    public async Task Read_many_returns_the_requested_items_across_partitions()
+    {
+        var wanted = _items.Where((_, i) => i % 37 == 0).ToList();
+
+        var response = await _container.ReadManyItemsAsync<Delivery>([.. wanted.Select(d => (d.Id, new PartitionKey(d.OwnerId)))]);
+
+        Assert.Equal(wanted.Select(d => d.Id).Order(), response.Select(d => d.Id).Order());
     }
 
     [Theory]

@@ -99,8 +99,9 @@ internal static class ItemHandlers
             WriteStatus.PreconditionFailed => GatewayResponse.PreconditionFailed(),
             _ => GatewayResponse.NotFound("Entity with the specified id does not exist in the system."),
         };
-        var size = status == WriteStatus.Deleted ? stored!.Json.Length : 0;
-        return response.Named(operation).Charge(container, partition, container.Charges.WritePerKilobyte * DataPlane.Kilobytes(size), status == WriteStatus.Deleted ? 1 : 0);
+        return status == WriteStatus.Deleted
+            ? response.Named(operation).Charge(container, partition, container.Charges.WritePerKilobyte * DataPlane.Kilobytes(stored!.Json.Length), 1)
+            : response.Named(operation).Charge(container, partition, container.Charges.PointReadPerKilobyte, 0);
     }
 
     public static GatewayResponse Patch(GatewayRequest request, ContainerResource container, string id)
