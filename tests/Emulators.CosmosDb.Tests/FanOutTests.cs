@@ -9,7 +9,7 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// </summary>
 public sealed class FanOutTests : IAsyncLifetime
 {
-    private const double PartitionLatencyMilliseconds = 20;
+    private const double PartitionLatencyMilliseconds = 50;
     private CosmosEmulator _emulator = null!;
     private CosmosClient _client = null!;
 
