@@ -98,6 +98,22 @@ public sealed class DroneSchedulerTests(CosmosFixture cosmos)
     }
 
     [Fact]
+    public async Task Throttled_queries_are_retried_by_the_client_and_their_429s_counted()
+    {
+        await using var service = await StartAsync(new() { ["Utilization:ContainerId"] = CosmosFixture.ThrottledContainer, ["Utilization:MaxConcurrency"] = "-1" });
+        using var metrics = new MetricRecorder(CosmosTelemetry.Calls, CosmosTelemetry.OperationCalls);
+
+        // 40 fan-out queries at once: about 3.2 RU each per partition against 50 RU/s per partition.
+        var responses = await Task.WhenAll(Enumerable.Range(0, 40).Select(_ =>
+            service.Client.GetAsync($"api/dronedeliveries/utilization?ownerId={Owner}&year=2025&month=1")));
+
+        Assert.All(responses, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
+        var throttled = metrics.Sum(CosmosTelemetry.Calls, ("operation", "GetDroneUtilization"), ("db.operation.name", "query"), ("http.response.status_code", "429"));
+        Assert.True(throttled > 0, "the burst should have been throttled");
+        Assert.Equal(40 * 8 + throttled, metrics.Sum(CosmosTelemetry.OperationCalls, ("operation", "GetDroneUtilization")));
+    }
+
+    [Fact]
     public async Task MaxItemCount_pages_the_query()
     {
         await using var service = await StartAsync(new(Tuned) { ["Utilization:MaxItemCount"] = "2" });

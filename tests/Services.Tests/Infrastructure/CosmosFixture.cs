@@ -19,6 +19,9 @@ public sealed class CosmosFixture : IAsyncLifetime
     public const string ByOwnerContainer = "utilization-by-owner";
     public const int PhysicalPartitions = 9;
 
+    /// <summary>Step A1 in miniature: 400 RU/s over 8 partitions, 50 RU/s each.</summary>
+    public const string ThrottledContainer = "utilization-throttled";
+
     /// <summary>The seeded data set: 3 owners × 2 months × 6 deliveries.</summary>
     public static readonly SeedOptions Seed = new()
     {
@@ -51,6 +54,7 @@ public sealed class CosmosFixture : IAsyncLifetime
                     [
                         new ContainerOptions { Id = ByDeliveryContainer, PartitionKeyPath = UtilizationSettings.ByDelivery, Throughput = 90_000, PhysicalPartitions = PhysicalPartitions },
                         new ContainerOptions { Id = ByOwnerContainer, PartitionKeyPath = UtilizationSettings.ByOwner, Throughput = 90_000, PhysicalPartitions = PhysicalPartitions },
+                        new ContainerOptions { Id = ThrottledContainer, PartitionKeyPath = UtilizationSettings.ByDelivery, Throughput = 400, PhysicalPartitions = 8 },
                     ],
                 },
             ],
@@ -64,6 +68,7 @@ public sealed class CosmosFixture : IAsyncLifetime
         var seeder = new UtilizationSeeder(Client, TextWriter.Null);
         await seeder.RunAsync(Seed, CancellationToken.None);
         await seeder.RunAsync(Seed with { UtilizationContainerId = ByOwnerContainer, PartitionKeyPath = UtilizationSettings.ByOwner }, CancellationToken.None);
+        await seeder.RunAsync(Seed with { UtilizationContainerId = ThrottledContainer, Throughput = 400, LoadThroughput = 90_000 }, CancellationToken.None);
     }
 
     /// <summary>Settings pointing a Cosmos-backed service at this emulator, plus <paramref name="settings"/>.</summary>
