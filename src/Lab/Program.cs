@@ -1,1 +1,115 @@
-return 0;
+using System.CommandLine;
+using System.Globalization;
+using DroneDelivery.Lab;
+using DroneDelivery.Lab.Reporting;
+using DroneDelivery.Lab.Scenarios;
+using DroneDelivery.LocalSystem;
+
+// dotnet run --project src/Lab -- run A B --quick      replay both case studies (the README's main command)
+// dotnet run --project src/Lab -- run A --full --steps A1,A3
+// dotnet run --project src/Lab -- soak --step B5 --duration 10m --users 20
+// dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 250ms --target-rate 500
+var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
+root.Subcommands.Add(LabCommands.Run());
+root.Subcommands.Add(LabCommands.Soak());
+root.Subcommands.Add(LabCommands.Capacity());
+return await root.Parse(args).InvokeAsync().ConfigureAwait(false);
+
+namespace DroneDelivery.Lab
+{
+    /// <summary>The lab's commands.</summary>
+    internal static class LabCommands
+    {
+        public static Command Run()
+        {
+            var scenarios = new Argument<string[]>("scenarios") { Description = "Scenarios to replay: A, B (default both).", Arity = ArgumentArity.ZeroOrMore };
+            var quick = new Option<bool>("--quick") { Description = "Tens of seconds per step, time compressed (the default)." };
+            var full = new Option<bool>("--full") { Description = "The case studies' 8-minute step load per step." };
+            var steps = new Option<string?>("--steps") { Description = "Only these steps, comma-separated (e.g. A1,A3,B4,B5)." };
+            var output = OutputOption();
+            var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor };
+            command.SetAction(async (parse, cancellationToken) =>
+            {
+                if (parse.GetValue(quick) && parse.GetValue(full))
+                {
+                    Console.Error.WriteLine("Choose --quick or --full, not both.");
+                    return 2;
+                }
+
+                var chosen = parse.GetValue(scenarios) is { Length: > 0 } names ? names : ["A", "B"];
+                foreach (var name in chosen)
+                {
+                    if (!LabRunner.All.Any(s => string.Equals(s.Id, name, StringComparison.OrdinalIgnoreCase)))
+                    {
+                        Console.Error.WriteLine($"Unknown scenario '{name}'. Known: {string.Join(", ", LabRunner.All.Select(s => s.Id))}.");
+                        return 2;
+                    }
+                }
+
+                if (parse.GetValue(divisor) < 1)
+                {
+                    Console.Error.WriteLine("--replica-divisor must be at least 1.");
+                    return 2;
+                }
+
+                var options = new LabRunOptions
+                {
+                    Scenarios = [.. chosen.Select(s => s.ToUpperInvariant())],
+                    Steps = parse.GetValue(steps)?.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) ?? [],
+                    Mode = parse.GetValue(full) ? LabMode.Full : LabMode.Quick,
+                    OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
+                    ReplicaDivisor = parse.GetValue(divisor),
+                    Log = Log,
+                };
+                return await RunAsync(options, cancellationToken).ConfigureAwait(false);
+            });
+            return command;
+        }
+
+        public static Command Soak() => SoakRunner.Command(OutputOption(), DefaultOutput, Log);
+
+        public static Command Capacity() => CapacityRunner.Command(OutputOption(), DefaultOutput, Log);
+
+        internal static async Task<int> RunAsync(LabRunOptions options, CancellationToken cancellationToken)
+        {
+            Log($"report: {options.OutputDirectory}");
+            try
+            {
+                var outcomes = await LabRunner.RunAsync(options, cancellationToken).ConfigureAwait(false);
+                var index = await ReportWriter.WriteAsync(outcomes, options, cancellationToken).ConfigureAwait(false);
+                Console.WriteLine();
+                Console.WriteLine("Verdicts:");
+                foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
+                {
+                    Console.WriteLine("  " + LabRunner.Describe(verdict));
+                }
+
+                var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);
+                Console.WriteLine();
+                Console.WriteLine($"Report: {index}");
+                Console.WriteLine(failed == 0 ? "Every step showed the effect its article describes." : $"{failed} expectation(s) not met.");
+                return failed == 0 ? 0 : 1;
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                Console.Error.WriteLine("Stopped; every process the lab started has been stopped.");
+                return 130;
+            }
+            catch (InvalidOperationException e)
+            {
+                Console.Error.WriteLine($"The lab could not run: {e.Message}");
+                return 3;
+            }
+        }
+
+        private static Option<string?> OutputOption() =>
+            new("--output") { Description = "Report directory (default artifacts/lab/<timestamp>)." };
+
+        private static string DefaultOutput() =>
+            RepositoryLayout.InRepository("artifacts", "lab", DateTime.Now.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+
+        private static void Log(string message) =>
+            Console.WriteLine($"[{DateTime.Now:HH:mm:ss}] {message}");
+    }
+}

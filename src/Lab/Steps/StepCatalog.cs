@@ -39,12 +39,13 @@ internal sealed class Step(string id, string header, ValuesTree overlay, ValuesT
     public int Replicas(ServiceKind service) => Values.Int($"{service.ValuesKey}.replicas") ?? 1;
 
     /// <summary>
-    /// The service's settings as environment variables, named as the chart renders them
-    /// (nested keys joined with <c>__</c>).
+    /// The service's settings as environment variables, named as the chart renders them: nested keys
+    /// joined with <c>__</c>, <c>commonSettings</c> under the service's own (the service's value wins).
     /// </summary>
     public IReadOnlyDictionary<string, string> Settings(ServiceKind service)
     {
         var variables = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        Flatten(Values.Map("commonSettings"), string.Empty, variables);
         Flatten(Values.Map($"{service.ValuesKey}.settings"), string.Empty, variables);
         return variables;
     }

@@ -1,0 +1,181 @@
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.LocalSystem;
+using CosmosMetrics = DroneDelivery.Emulators.CosmosDb.Metrics.EmulatorMetricsSnapshot;
+using ServiceBusMetrics = DroneDelivery.Emulators.ServiceBus.Metrics.EmulatorMetricsSnapshot;
+
+namespace DroneDelivery.Lab.Deployment;
+
+/// <summary>A Cosmos DB container as a step declares it (chart values <c>cosmosDb.containers.&lt;id&gt;</c>).</summary>
+internal sealed record CosmosContainerSpec(string Id, int Throughput, int PhysicalPartitions, string PartitionKeyPath);
+
+/// <summary>A Service Bus queue as a step declares it (chart values <c>serviceBus.queues.&lt;name&gt;</c>).</summary>
+internal sealed record QueueSpec(string Name, string LockDuration, int MaxDeliveryCount);
+
+/// <summary>Our Cosmos DB emulator as a local process, configured from a step's containers.</summary>
+internal sealed class CosmosEmulatorProcess : IAsyncDisposable
+{
+    private static readonly JsonSerializerOptions Web = new(JsonSerializerDefaults.Web);
+    private readonly LocalProcess _process;
+    private readonly HttpClient _http;
+
+    private CosmosEmulatorProcess(LocalProcess process, int port)
+    {
+        _process = process;
+        Endpoint = new Uri($"http://127.0.0.1:{port}/");
+        _http = new HttpClient { BaseAddress = Endpoint, Timeout = TimeSpan.FromSeconds(10) };
+    }
+
+    public Uri Endpoint { get; }
+
+    public string ConnectionString => $"AccountEndpoint={Endpoint};AccountKey={CosmosEmulatorOptions.WellKnownAccountKey};";
+
+    public LocalProcess Process => _process;
+
+    public static async Task<CosmosEmulatorProcess> StartAsync(
+        string databaseId,
+        IEnumerable<CosmosContainerSpec> containers,
+        LatencyOptions latency,
+        string workDirectory,
+        CancellationToken cancellationToken)
+    {
+        var port = FreePort.Next();
+        var options = new CosmosEmulatorOptions
+        {
+            Port = port,
+            Latency = latency,
+            Databases =
+            [
+                new DatabaseOptions
+                {
+                    Id = databaseId,
+                    Containers = [.. containers.Select(c => new ContainerOptions
+                    {
+                        Id = c.Id,
+                        PartitionKeyPath = c.PartitionKeyPath,
+                        Throughput = c.Throughput,
+                        PhysicalPartitions = c.PhysicalPartitions,
+                    })],
+                },
+            ],
+        };
+        var config = Path.Combine(workDirectory, "cosmos-emulator.json");
+        await File.WriteAllTextAsync(config, JsonSerializer.Serialize(options, Web), cancellationToken).ConfigureAwait(false);
+        var process = await LocalProcess.StartAsync(
+            LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", port.ToString(CultureInfo.InvariantCulture), "--config", config) with
+            {
+                IsReadyLine = line => line.StartsWith("Cosmos DB emulator ready", StringComparison.Ordinal),
+                LogFile = Path.Combine(workDirectory, "logs", "cosmos-emulator.log"),
+            },
+            cancellationToken).ConfigureAwait(false);
+        return new CosmosEmulatorProcess(process, port);
+    }
+
+    public async Task<CosmosMetrics> MetricsAsync(CancellationToken cancellationToken) =>
+        await _http.GetFromJsonAsync<CosmosMetrics>("/_emulator/metrics?seconds=3600", Web, cancellationToken).ConfigureAwait(false)
+        ?? throw new InvalidDataException("The Cosmos DB emulator returned no metrics.");
+
+    public async ValueTask DisposeAsync()
+    {
+        _http.Dispose();
+        await _process.DisposeAsync().ConfigureAwait(false);
+    }
+}
+
+/// <summary>Our Service Bus emulator as a local process, configured from a step's queues.</summary>
+internal sealed class ServiceBusEmulatorProcess : IAsyncDisposable
+{
+    private static readonly JsonSerializerOptions Web = new(JsonSerializerDefaults.Web);
+    private readonly LocalProcess _process;
+    private readonly HttpClient _http;
+
+    private ServiceBusEmulatorProcess(LocalProcess process, int amqpPort, int httpPort, IReadOnlyList<QueueSpec> queues)
+    {
+        _process = process;
+        Queues = queues;
+        ConnectionString =
+            $"Endpoint=sb://127.0.0.1:{amqpPort};SharedAccessKeyName={Emulators.ServiceBus.ServiceBusEmulatorOptions.DefaultKeyName};" +
+            $"SharedAccessKey={Emulators.ServiceBus.ServiceBusEmulatorOptions.DevelopmentKey};UseDevelopmentEmulator=true;";
+        _http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}/"), Timeout = TimeSpan.FromSeconds(10) };
+    }
+
+    public string ConnectionString { get; }
+
+    public IReadOnlyList<QueueSpec> Queues { get; }
+
+    public LocalProcess Process => _process;
+
+    public static async Task<ServiceBusEmulatorProcess> StartAsync(
+        IReadOnlyList<QueueSpec> queues,
+        ServiceBusLatency latency,
+        string workDirectory,
+        CancellationToken cancellationToken)
+    {
+        var amqpPort = FreePort.Next();
+        var httpPort = FreePort.Next();
+        var config = Path.Combine(workDirectory, "servicebus-emulator.json");
+        await File.WriteAllTextAsync(config, OfficialConfig(queues, latency).ToJsonString(new JsonSerializerOptions { WriteIndented = true }), cancellationToken).ConfigureAwait(false);
+        var process = await LocalProcess.StartAsync(
+            LocalProcessSpec.ForProject(
+                "servicebus-emulator",
+                "DroneDelivery.Emulators.ServiceBus",
+                "--port", amqpPort.ToString(CultureInfo.InvariantCulture),
+                "--http-port", httpPort.ToString(CultureInfo.InvariantCulture),
+                "--config", config) with
+            {
+                IsReadyLine = line => line.StartsWith(Emulators.ServiceBus.ServiceBusEmulator.ReadyLinePrefix, StringComparison.Ordinal),
+                LogFile = Path.Combine(workDirectory, "logs", "servicebus-emulator.log"),
+            },
+            cancellationToken).ConfigureAwait(false);
+        return new ServiceBusEmulatorProcess(process, amqpPort, httpPort, queues);
+    }
+
+    public async Task<ServiceBusMetrics> MetricsAsync(CancellationToken cancellationToken) =>
+        await _http.GetFromJsonAsync<ServiceBusMetrics>(Emulators.ServiceBus.Metrics.EmulatorMetricNames.JsonPath, Web, cancellationToken).ConfigureAwait(false)
+        ?? throw new InvalidDataException("The Service Bus emulator returned no metrics.");
+
+    public async ValueTask DisposeAsync()
+    {
+        _http.Dispose();
+        await _process.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The official emulator's Config.json shape, plus this emulator's latency section.</summary>
+    private static JsonObject OfficialConfig(IEnumerable<QueueSpec> queues, ServiceBusLatency latency) => new()
+    {
+        ["UserConfig"] = new JsonObject
+        {
+            ["Namespaces"] = new JsonArray(new JsonObject
+            {
+                ["Name"] = "sbemulatorns",
+                ["Queues"] = new JsonArray([.. queues.Select(q => (JsonNode)new JsonObject
+                {
+                    ["Name"] = q.Name,
+                    ["Properties"] = new JsonObject
+                    {
+                        ["LockDuration"] = q.LockDuration,
+                        ["MaxDeliveryCount"] = q.MaxDeliveryCount,
+                        ["DeadLetteringOnMessageExpiration"] = false,
+                        ["DefaultMessageTimeToLive"] = "PT1H",
+                        ["RequiresDuplicateDetection"] = false,
+                        ["RequiresSession"] = false,
+                    },
+                })]),
+                ["Topics"] = new JsonArray(),
+            }),
+            ["Logging"] = new JsonObject { ["Type"] = "Console" },
+        },
+        ["Emulator"] = new JsonObject
+        {
+            ["SendLatencyMilliseconds"] = latency.SendMilliseconds,
+            ["ReceiveLatencyMilliseconds"] = latency.ReceiveMilliseconds,
+            ["CompleteLatencyMilliseconds"] = latency.CompleteMilliseconds,
+        },
+    };
+}
+
+/// <summary>Round trips the Service Bus emulator adds to each operation, in milliseconds.</summary>
+internal sealed record ServiceBusLatency(int SendMilliseconds, int ReceiveMilliseconds, int CompleteMilliseconds);

@@ -1,0 +1,299 @@
+using System.Globalization;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LocalSystem;
+
+namespace DroneDelivery.Lab.Deployment;
+
+/// <summary>How the local system is calibrated and wired; see docs/lab.md.</summary>
+internal sealed record DeploymentOptions
+{
+    /// <summary>Where logs and generated configuration go.</summary>
+    public required string WorkDirectory { get; init; }
+
+    /// <summary>Every Cosmos DB container any step of the scenario uses, created when the emulator starts.</summary>
+    public required IReadOnlyList<CosmosContainerSpec> Containers { get; init; }
+
+    public required string CosmosDatabaseId { get; init; }
+
+    public required LatencyOptions CosmosLatency { get; init; }
+
+    public required ServiceBusLatency ServiceBusLatency { get; init; }
+
+    /// <summary>Divides message lock durations (quick mode compresses the case study's time).</summary>
+    public double TimeScale { get; init; } = 1;
+
+    /// <summary>Replicas per service are the step's divided by this (at least 1); 1 runs them as the chart does.</summary>
+    public int ReplicaDivisor { get; init; } = 1;
+
+    /// <summary>Fixed replica counts for some services, whatever the step says (capacity runs measure one instance).</summary>
+    public IReadOnlyDictionary<ServiceKind, int> ReplicaOverrides { get; init; } = new Dictionary<ServiceKind, int>();
+
+    /// <summary>Raised with progress messages for the console.</summary>
+    public Action<string> Log { get; init; } = _ => { };
+}
+
+/// <summary>
+/// The whole system on 127.0.0.1: the two emulators, a real redis-server and every service as
+/// local processes behind round-robin balancers. <see cref="ApplyAsync"/> moves it to a step's
+/// configuration, restarting only what the step changes (or everything, for a fresh start).
+/// </summary>
+internal sealed class LocalDeployment : IAsyncDisposable
+{
+    private static readonly ServiceKind[] StartOrder =
+        [ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler, ServiceKind.Workflow, ServiceKind.Gateway, ServiceKind.Ingestion];
+
+    private readonly DeploymentOptions _options;
+    private readonly Dictionary<ServiceKind, ReplicaSet> _services = [];
+    private readonly Dictionary<string, int> _throughput = new(StringComparer.Ordinal);
+    private string? _redisMaxMemory;
+    private string? _redisPolicy;
+
+    private LocalDeployment(DeploymentOptions options, CosmosEmulatorProcess cosmos)
+    {
+        _options = options;
+        Cosmos = cosmos;
+        foreach (var container in options.Containers)
+        {
+            _throughput[container.Id] = container.Throughput;
+        }
+    }
+
+    public CosmosEmulatorProcess Cosmos { get; }
+
+    public string DatabaseId => _options.CosmosDatabaseId;
+
+    public ServiceBusEmulatorProcess? ServiceBus { get; private set; }
+
+    public RedisServer? Redis { get; private set; }
+
+    public IReadOnlyDictionary<ServiceKind, ReplicaSet> Services => _services;
+
+    public Uri Address(ServiceKind service) => _services[service].Balancer.Address;
+
+    /// <summary>Every process of the system, by the name used in the report.</summary>
+    public IEnumerable<(string Component, LocalProcess Process)> Processes()
+    {
+        yield return ("cosmos-emulator", Cosmos.Process);
+        if (ServiceBus is not null)
+        {
+            yield return ("servicebus-emulator", ServiceBus.Process);
+        }
+
+        foreach (var (service, set) in _services)
+        {
+            foreach (var replica in set.Replicas)
+            {
+                yield return (service.Name, replica.Process);
+            }
+        }
+    }
+
+    public static async Task<LocalDeployment> StartAsync(DeploymentOptions options, CancellationToken cancellationToken)
+    {
+        Directory.CreateDirectory(Path.Combine(options.WorkDirectory, "logs"));
+        options.Log($"starting the Cosmos DB emulator ({string.Join(", ", options.Containers.Select(c => $"{c.Id}: {c.Throughput} RU/s, {c.PhysicalPartitions} partitions, {c.PartitionKeyPath}"))})");
+        var cosmos = await CosmosEmulatorProcess.StartAsync(options.CosmosDatabaseId, options.Containers, options.CosmosLatency, options.WorkDirectory, cancellationToken).ConfigureAwait(false);
+        var deployment = new LocalDeployment(options, cosmos);
+        foreach (var service in ServiceKind.All)
+        {
+            deployment._services[service] = new ReplicaSet(service, Path.Combine(options.WorkDirectory, "logs"));
+        }
+
+        return deployment;
+    }
+
+    /// <summary>
+    /// Moves the system to <paramref name="step"/>'s configuration. With <paramref name="fresh"/> the
+    /// broker and the cache start empty and every service restarts (a clean run of the step).
+    /// </summary>
+    public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
+    {
+        var restart = new HashSet<ServiceKind>();
+
+        var queues = Queues(step);
+        if (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues))
+        {
+            if (ServiceBus is not null)
+            {
+                await ServiceBus.DisposeAsync().ConfigureAwait(false);
+            }
+
+            _options.Log($"starting the Service Bus emulator ({string.Join(", ", queues.Select(q => $"{q.Name}: lock {q.LockDuration}, max deliveries {q.MaxDeliveryCount}"))})");
+            ServiceBus = await ServiceBusEmulatorProcess.StartAsync(queues, _options.ServiceBusLatency, _options.WorkDirectory, cancellationToken).ConfigureAwait(false);
+            restart.UnionWith([ServiceKind.Ingestion, ServiceKind.Workflow]);
+        }
+
+        var maxMemory = step.Setting("redis.maxmemory");
+        var policy = step.Setting("redis.maxmemoryPolicy") ?? "noeviction";
+        if (fresh || Redis is null || maxMemory != _redisMaxMemory || policy != _redisPolicy)
+        {
+            if (Redis is not null)
+            {
+                await Redis.DisposeAsync().ConfigureAwait(false);
+            }
+
+            _options.Log($"starting redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
+            Redis = await RedisServer.StartAsync(
+                new RedisServerOptions { MaxMemory = maxMemory, MaxMemoryPolicy = policy, LogFile = Path.Combine(_options.WorkDirectory, "logs", "redis.log") },
+                cancellationToken).ConfigureAwait(false);
+            (_redisMaxMemory, _redisPolicy) = (maxMemory, policy);
+            restart.Add(ServiceKind.Delivery);
+        }
+
+        await ApplyThroughputAsync(step, cancellationToken).ConfigureAwait(false);
+
+        foreach (var service in StartOrder)
+        {
+            var set = _services[service];
+            var replicas = _options.ReplicaOverrides.TryGetValue(service, out var fixedCount)
+                ? fixedCount
+                : Math.Max(1, (int)Math.Ceiling(step.Replicas(service) / (double)_options.ReplicaDivisor));
+            var environment = Environment(service, step);
+            if (fresh || restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
+            {
+                _options.Log($"starting {replicas} × {service.Name}");
+                await set.DeployAsync(replicas, environment, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>Runs the DroneScheduler seed command against the emulator (provisioning and, unless told otherwise, data).</summary>
+    public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken)
+    {
+        var spec = LocalProcessSpec.ForProject("seed", ServiceKind.DroneScheduler.ProjectName, ["seed", .. arguments]) with
+        {
+            Environment = new Dictionary<string, string?>
+            {
+                ["Cosmos__ConnectionString"] = Cosmos.ConnectionString,
+                ["Cosmos__DatabaseId"] = _options.CosmosDatabaseId,
+                ["DOTNET_gcServer"] = "0",
+            },
+            LogFile = Path.Combine(_options.WorkDirectory, "logs", "seed.log"),
+        };
+        var process = await LocalProcess.StartAsync(spec, cancellationToken).ConfigureAwait(false);
+        await using (process.ConfigureAwait(false))
+        {
+            var exitCode = await process.Exited.WaitAsync(TimeSpan.FromMinutes(15), cancellationToken).ConfigureAwait(false);
+            if (exitCode != 0)
+            {
+                throw new InvalidOperationException(
+                    $"The seed command failed (exit code {exitCode}):{System.Environment.NewLine}{string.Join(System.Environment.NewLine, process.RecentOutput.TakeLast(20))}");
+            }
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var set in _services.Values.Reverse())
+        {
+            await set.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (ServiceBus is not null)
+        {
+            await ServiceBus.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (Redis is not null)
+        {
+            await Redis.DisposeAsync().ConfigureAwait(false);
+        }
+
+        await Cosmos.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
+    internal IReadOnlyList<QueueSpec> Queues(Step step) =>
+        [.. step.Values.Map("serviceBus.queues").Keys.Order(StringComparer.Ordinal).Select(name =>
+        {
+            var queue = step.ServiceBusQueue(name);
+            var lockDuration = System.Xml.XmlConvert.ToTimeSpan(queue.TryGetValue("lockDuration", out var l) ? l?.ToString() ?? "PT1M" : "PT1M");
+            var scaled = TimeSpan.FromMilliseconds(Math.Max(1000, lockDuration.TotalMilliseconds / _options.TimeScale));
+            var maxDeliveries = queue.TryGetValue("maxDeliveryCount", out var m) ? int.Parse(m?.ToString() ?? "10", CultureInfo.InvariantCulture) : 10;
+            return new QueueSpec(name, System.Xml.XmlConvert.ToString(scaled), maxDeliveries);
+        })];
+
+    private async Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
+    {
+        foreach (var container in _options.Containers)
+        {
+            var values = step.CosmosContainer(container.Id);
+            if (!values.TryGetValue("throughput", out var raw) || raw is null)
+            {
+                continue;
+            }
+
+            var throughput = int.Parse(raw.ToString()!, CultureInfo.InvariantCulture);
+            if (_throughput[container.Id] == throughput)
+            {
+                continue;
+            }
+
+            _options.Log($"setting {container.Id} to {throughput} RU/s");
+            await SeedAsync(
+                ["--provision-only", "--container", container.Id, "--partition-key-path", container.PartitionKeyPath, "--throughput", throughput.ToString(CultureInfo.InvariantCulture)],
+                cancellationToken).ConfigureAwait(false);
+            _throughput[container.Id] = throughput;
+        }
+    }
+
+    /// <summary>
+    /// A replica's environment: the step's settings (rendered as the chart renders them) plus the
+    /// wiring the chart would add — backend addresses, connection strings.
+    /// </summary>
+    private Dictionary<string, string> Environment(ServiceKind service, Step step)
+    {
+        var environment = new Dictionary<string, string>(step.Settings(service), StringComparer.Ordinal)
+        {
+            // Workstation GC: dozens of processes share two cores.
+            ["DOTNET_gcServer"] = "0",
+            ["Logging__LogLevel__Default"] = "Warning",
+            ["Logging__LogLevel__DroneDelivery"] = "Information",
+        };
+
+        void Backends(params ServiceKind[] backends)
+        {
+            foreach (var backend in backends)
+            {
+                var section = backend == ServiceKind.DroneScheduler ? "DroneScheduler" : char.ToUpperInvariant(backend.Name[0]) + backend.Name[1..];
+                environment[$"Backends__{section}__BaseAddress"] = Address(backend).ToString();
+            }
+        }
+
+        if (service == ServiceKind.Gateway || service == ServiceKind.Workflow)
+        {
+            Backends(ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler);
+        }
+
+        if (service == ServiceKind.Ingestion || service == ServiceKind.Workflow)
+        {
+            environment["ServiceBus__ConnectionString"] = ServiceBus!.ConnectionString;
+        }
+
+        if (service == ServiceKind.Workflow)
+        {
+            // As the chart does: the workflow makes the queue's last delivery final, so it must know the queue's count.
+            var queue = environment.GetValueOrDefault("ServiceBus__QueueName", "deliveryrequests");
+            var spec = ServiceBus!.Queues.FirstOrDefault(q => q.Name == queue)
+                ?? throw new InvalidOperationException($"The workflow reads queue '{queue}', which the step's serviceBus.queues does not declare.");
+            environment["Processor__MaxDeliveryCount"] = spec.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture);
+        }
+
+        if (service == ServiceKind.Delivery)
+        {
+            environment["Redis__ConnectionString"] = Redis!.ConnectionString;
+        }
+
+        if (service == ServiceKind.Package || service == ServiceKind.DroneScheduler)
+        {
+            environment["Cosmos__ConnectionString"] = Cosmos.ConnectionString;
+            environment["Cosmos__DatabaseId"] = _options.CosmosDatabaseId;
+        }
+
+        return environment;
+    }
+
+    private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>
+        a.Count == b.Count && a.All(pair => b.TryGetValue(pair.Key, out var value) && value == pair.Value);
+}

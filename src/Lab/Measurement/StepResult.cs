@@ -1,0 +1,68 @@
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver.Results;
+
+namespace DroneDelivery.Lab.Measurement;
+
+/// <summary>A value at a time, in seconds since the step's load started.</summary>
+internal readonly record struct TimePoint(double Second, double Value);
+
+/// <summary>A named series for a chart.</summary>
+internal sealed record Series(string Name, IReadOnlyList<TimePoint> Points);
+
+/// <summary>CPU of one component over a step: the average and the maximum of its per-second samples, % of one core.</summary>
+internal sealed record CpuFigures(string Component, double AveragePercent, double MaxPercent);
+
+/// <summary>Scenario A's Cosmos DB figures for one step.</summary>
+internal sealed record CosmosFigures(
+    string Container,
+    long ThrottledRequests,
+    long Operations,
+    double RequestUnitsPerOperation,
+    double CallsPerOperation,
+    double ProvisionedPerPartition,
+    IReadOnlyList<Series> ConsumedPerPartition,
+    Series ThrottledPerSecond);
+
+/// <summary>Scenario B's Service Bus and Redis figures for one step.</summary>
+internal sealed record PipelineFigures(
+    long Incoming,
+    long Outgoing,
+    long Completed,
+    long Abandoned,
+    long DeadLettered,
+    long LockLost,
+    long RedisOutOfMemoryErrors,
+    long ActiveAtEnd,
+    double MaxCompletionsPerSecond,
+    Series IncomingPerSecond,
+    Series OutgoingPerSecond,
+    Series CompletionsPer5Seconds,
+    Series DeadLetteredPerSecond);
+
+/// <summary>Everything the lab measured in one step.</summary>
+internal sealed record StepResult
+{
+    public required Step Step { get; init; }
+
+    public required LoadTestResult Load { get; init; }
+
+    public required IReadOnlyList<CpuFigures> Cpu { get; init; }
+
+    public required IReadOnlyList<Series> CpuSeries { get; init; }
+
+    /// <summary>Largest thread-pool queue seen per service.</summary>
+    public required IReadOnlyDictionary<string, double> ThreadPoolQueueMax { get; init; }
+
+    public CosmosFigures? Cosmos { get; init; }
+
+    public PipelineFigures? Pipeline { get; init; }
+
+    /// <summary>Successful requests per second over the load phase.</summary>
+    public double Throughput => Load.LoadDuration.TotalSeconds > 0 ? Load.Totals.Successes / Load.LoadDuration.TotalSeconds : 0;
+
+    /// <summary>Mean request latency, ms.</summary>
+    public double AverageLatencyMs => Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.Mean / 1000.0 : 0;
+
+    public double PercentileMs(double percentile) =>
+        Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.ValueAtPercentile(percentile) / 1000.0 : 0;
+}

@@ -1,0 +1,169 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Steps;
+
+namespace DroneDelivery.Lab.Measurement;
+
+/// <summary>CPU of one component in one second: average over its processes and the busiest one, in % of one core.</summary>
+internal sealed record CpuSample(double Second, string Component, double AveragePercent, double MaxPercent);
+
+/// <summary>The largest working set among a component's processes at one second, in MB.</summary>
+internal sealed record MemorySample(double Second, string Component, double Megabytes);
+
+/// <summary>A service's largest thread-pool queue over its replicas at one scrape (work items waiting for a thread).</summary>
+internal sealed record ThreadPoolSample(double Second, string Component, double MaxQueueLength);
+
+/// <summary>
+/// Samples the running system while a step runs: CPU of every process once a second (from /proc,
+/// like a node's cAdvisor would) and every service replica's <c>/metrics</c> every few seconds.
+/// </summary>
+internal sealed class SystemSampler : IAsyncDisposable
+{
+    /// <summary>
+    /// The runtime publishes <c>dotnet.thread_pool.queue.length</c> as an observable counter although it
+    /// is a level, hence the <c>_total</c> suffix: its value, not its rate, is the queue length.
+    /// </summary>
+    internal const string ThreadPoolQueueMetric = "dotnet_thread_pool_queue_length_total";
+
+    private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(3) };
+
+    private readonly LocalDeployment _deployment;
+    private readonly Stopwatch _clock = Stopwatch.StartNew();
+    private readonly CancellationTokenSource _stop = new();
+    private readonly ConcurrentQueue<CpuSample> _cpu = new();
+    private readonly ConcurrentQueue<ThreadPoolSample> _threadPool = new();
+    private readonly ConcurrentQueue<MemorySample> _memory = new();
+    private readonly Task _cpuLoop;
+    private readonly Task _scrapeLoop;
+
+    public SystemSampler(LocalDeployment deployment, TimeSpan scrapeInterval)
+    {
+        _deployment = deployment;
+        _cpuLoop = Task.Run(CpuLoopAsync);
+        _scrapeLoop = Task.Run(() => ScrapeLoopAsync(scrapeInterval));
+    }
+
+    /// <summary>Seconds since sampling started (the time axis of every sample).</summary>
+    public double Now => _clock.Elapsed.TotalSeconds;
+
+    public IReadOnlyList<CpuSample> Cpu => [.. _cpu];
+
+    public IReadOnlyList<ThreadPoolSample> ThreadPool => [.. _threadPool];
+
+    public IReadOnlyList<MemorySample> Memory => [.. _memory];
+
+    /// <summary>Scrapes every replica of <paramref name="service"/> now.</summary>
+    public async Task<IReadOnlyList<PrometheusSample>> ScrapeAsync(ServiceKind service, CancellationToken cancellationToken)
+    {
+        var samples = new List<PrometheusSample>();
+        foreach (var replica in _deployment.Services[service].Replicas)
+        {
+            try
+            {
+                var text = await Http.GetStringAsync(new Uri(replica.Address, "/metrics"), cancellationToken).ConfigureAwait(false);
+                samples.AddRange(PrometheusText.Parse(text));
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException && !cancellationToken.IsCancellationRequested)
+            {
+                // A replica being replaced or overloaded misses one scrape; the next one counts.
+            }
+        }
+
+        return samples;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _stop.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_cpuLoop, _scrapeLoop).ConfigureAwait(false);
+        _stop.Dispose();
+    }
+
+    private async Task CpuLoopAsync()
+    {
+        var previous = new Dictionary<int, TimeSpan>();
+        var previousTime = _clock.Elapsed;
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        try
+        {
+            while (await timer.WaitForNextTickAsync(_stop.Token).ConfigureAwait(false))
+            {
+                var now = _clock.Elapsed;
+                var wall = (now - previousTime).TotalSeconds;
+                previousTime = now;
+                var current = new Dictionary<int, TimeSpan>();
+                var byComponent = new Dictionary<string, List<double>>();
+                var memory = new Dictionary<string, double>();
+                foreach (var (component, process) in _deployment.Processes())
+                {
+                    var pid = process.ProcessId;
+                    var cpu = process.TotalProcessorTime;
+                    current[pid] = cpu;
+                    var megabytes = WorkingSetMegabytes(pid);
+                    memory[component] = Math.Max(memory.GetValueOrDefault(component), megabytes);
+                    if (previous.TryGetValue(pid, out var before) && wall > 0)
+                    {
+                        var percent = Math.Max(0, (cpu - before).TotalSeconds / wall * 100);
+                        (byComponent.TryGetValue(component, out var list) ? list : byComponent[component] = []).Add(percent);
+                    }
+                }
+
+                previous = current;
+                foreach (var (component, megabytes) in memory)
+                {
+                    _memory.Enqueue(new MemorySample(now.TotalSeconds, component, megabytes));
+                }
+
+                foreach (var (component, percents) in byComponent)
+                {
+                    _cpu.Enqueue(new CpuSample(now.TotalSeconds, component, percents.Average(), percents.Max()));
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    private async Task ScrapeLoopAsync(TimeSpan interval)
+    {
+        using var timer = new PeriodicTimer(interval);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(_stop.Token).ConfigureAwait(false))
+            {
+                foreach (var service in ServiceKind.All)
+                {
+                    var samples = await ScrapeAsync(service, _stop.Token).ConfigureAwait(false);
+                    var queues = samples.Where(s => s.Name == ThreadPoolQueueMetric).Select(s => s.Value).ToList();
+                    if (queues.Count > 0)
+                    {
+                        _threadPool.Enqueue(new ThreadPoolSample(_clock.Elapsed.TotalSeconds, service.Name, queues.Max()));
+                    }
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    private static double WorkingSetMegabytes(int pid)
+    {
+        if (pid <= 0)
+        {
+            return 0;
+        }
+
+        try
+        {
+            using var process = Process.GetProcessById(pid);
+            return process.WorkingSet64 / 1048576.0;
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidOperationException)
+        {
+            return 0;
+        }
+    }
+}

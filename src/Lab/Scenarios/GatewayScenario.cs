@@ -1,0 +1,193 @@
+using System.Globalization;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LoadDriver.Scenarios;
+using CosmosMetrics = DroneDelivery.Emulators.CosmosDb.Metrics.EmulatorMetricsSnapshot;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>
+/// Scenario A, "multiple backend services": a step load of users asking the gateway for invoices,
+/// whose DroneScheduler backend runs the utilization query against Cosmos DB.
+/// </summary>
+internal sealed class GatewayScenario : LabScenario
+{
+    internal const int Owners = 100;
+    internal const int Year = 2026;
+    internal const int DeliveriesPerOwnerMonth = 10;
+    private const string UtilizationOperation = "GetDroneUtilization";
+
+    public override string Id => "A";
+
+    public override string Title => "Gateway aggregation over several backends";
+
+    public override IReadOnlyList<string> StepIds { get; } = ["A1", "A2", "A3", "A4"];
+
+    public override bool FreshEachStep => false;
+
+    /// <summary>Loads the same deterministic data set into every utilization container the steps use.</summary>
+    public override async Task PrepareAsync(LabContext context, CancellationToken cancellationToken)
+    {
+        var containers = StepIds
+            .Select(id => context.Catalog[id])
+            .Select(step => step.Settings(ServiceKind.DroneScheduler).GetValueOrDefault("Utilization__ContainerId", "utilization"))
+            .Distinct(StringComparer.Ordinal);
+        foreach (var id in containers)
+        {
+            var spec = Containers(context.Catalog).Single(c => c.Id == id);
+            context.Log($"seeding {Owners} owners × 12 months × {DeliveriesPerOwnerMonth} deliveries into {id} ({spec.PartitionKeyPath})");
+            await context.Deployment.SeedAsync(
+                [
+                    "--container", id,
+                    "--partition-key-path", spec.PartitionKeyPath,
+                    "--throughput", spec.Throughput.ToString(CultureInfo.InvariantCulture),
+                    "--load-throughput", "100000",
+                    "--owners", Owners.ToString(CultureInfo.InvariantCulture),
+                    "--first-month", $"{Year}-01",
+                    "--months", "12",
+                    "--deliveries", DeliveriesPerOwnerMonth.ToString(CultureInfo.InvariantCulture),
+                ],
+                cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    public override LoadScenario Workload(LabContext context) => new InvoiceScenario(new InvoiceScenarioOptions
+    {
+        Gateway = context.Deployment.Address(ServiceKind.Gateway),
+        Owners = new SeededOwners { Count = Owners },
+        Year = Year,
+        FirstMonth = 1,
+        LastMonth = 12,
+        Seed = 7,
+    });
+
+    /// <summary>The case study's step load: 1 → 40 users over the test (8 minutes, compressed in quick mode).</summary>
+    public override LoadShape StepShape(LabContext context) =>
+        new ClosedLoad(1, 40, TimeSpan.FromSeconds(480 / context.TimeScale)) { ThinkTime = context.Calibration.ThinkTime };
+
+    public override async Task<object> BaselineAsync(LabContext context, Step step, SystemSampler sampler, CancellationToken cancellationToken) =>
+        new Baseline(
+            await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false),
+            await sampler.ScrapeAsync(ServiceKind.DroneScheduler, cancellationToken).ConfigureAwait(false));
+
+    public override async Task<StepResult> MeasureAsync(
+        LabContext context, Step step, SystemSampler sampler, object baseline, LoadTestResult load, DateTimeOffset loadStart, StepResult common, CancellationToken cancellationToken)
+    {
+        var before = (Baseline)baseline;
+        var after = await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false);
+        var scrapeAfter = await sampler.ScrapeAsync(ServiceKind.DroneScheduler, cancellationToken).ConfigureAwait(false);
+
+        var containerId = step.Settings(ServiceKind.DroneScheduler).GetValueOrDefault("Utilization__ContainerId", "utilization");
+        var database = context.Deployment.DatabaseId;
+        var container = after.Container(database, containerId)
+            ?? throw new InvalidOperationException($"The Cosmos DB emulator has no container {database}/{containerId}.");
+        var throttledBefore = before.Cosmos.Containers.Sum(c => c.ThrottledRequests);
+        var throttled = after.Containers.Sum(c => c.ThrottledRequests) - throttledBefore;
+
+        var (charge, operations) = HistogramDelta(before.DroneScheduler, scrapeAfter, "dronedelivery_cosmos_operation_request_charge");
+        var (calls, _) = HistogramDelta(before.DroneScheduler, scrapeAfter, "dronedelivery_cosmos_operation_calls");
+
+        var end = loadStart + load.TotalDuration;
+        var perPartition = container.Partitions
+            .Select(p => new Series(
+                $"partition {p.Id}",
+                [.. p.Seconds
+                    .Where(s => s.UnixSeconds >= loadStart.ToUnixTimeSeconds() && s.UnixSeconds <= end.ToUnixTimeSeconds())
+                    .Select(s => new TimePoint(Offset(s.UnixSeconds, loadStart), s.RequestCharge))]))
+            .ToList();
+        var throttledSeries = new Series("429s", [.. container.Partitions
+            .SelectMany(p => p.Seconds)
+            .Where(s => s.UnixSeconds >= loadStart.ToUnixTimeSeconds() && s.UnixSeconds <= end.ToUnixTimeSeconds())
+            .GroupBy(s => s.UnixSeconds)
+            .OrderBy(g => g.Key)
+            .Select(g => new TimePoint(Offset(g.Key, loadStart), g.Sum(s => s.ThrottledRequests)))]);
+
+        return common with
+        {
+            Cosmos = new CosmosFigures(
+                containerId,
+                throttled,
+                operations,
+                operations > 0 ? charge / operations : 0,
+                operations > 0 ? calls / operations : 0,
+                container.PhysicalPartitionCount > 0 ? container.ProvisionedThroughput / container.PhysicalPartitionCount : 0,
+                perPartition,
+                throttledSeries),
+        };
+    }
+
+    public override IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results)
+    {
+        var verdicts = new List<Verdict>();
+        if (results.TryGetValue("A1", out var a1))
+        {
+            verdicts.Add(new("A1", "Cosmos DB throttles (HTTP 429s)", a1.Cosmos!.ThrottledRequests > 0, $"{a1.Cosmos.ThrottledRequests} throttled requests"));
+        }
+
+        if (results.TryGetValue("A2", out var a2))
+        {
+            verdicts.Add(new("A2", "no 429s after scaling to 2500 RU/s", a2.Cosmos!.ThrottledRequests == 0, $"{a2.Cosmos.ThrottledRequests} throttled requests"));
+            verdicts.Add(new("A2", "Cosmos calls per operation = the fan-out (9)", Math.Abs(a2.Cosmos.CallsPerOperation - 9) < 0.5, $"{a2.Cosmos.CallsPerOperation:0.0} calls/op"));
+        }
+
+        var serial = results.GetValueOrDefault("A2") ?? results.GetValueOrDefault("A1");
+        if (results.TryGetValue("A3", out var a3) && serial is not null)
+        {
+            verdicts.Add(new(
+                "A3",
+                $"parallel queries: latency well below {serial.Step.Id}'s (≤ 60 %)",
+                a3.AverageLatencyMs <= 0.6 * serial.AverageLatencyMs,
+                $"{a3.AverageLatencyMs:0} ms vs {serial.AverageLatencyMs:0} ms ({a3.AverageLatencyMs / Math.Max(1, serial.AverageLatencyMs):P0})"));
+            verdicts.Add(new(
+                "A3",
+                $"throughput above {serial.Step.Id}'s",
+                a3.Throughput > serial.Throughput,
+                $"{a3.Throughput:0.0} vs {serial.Throughput:0.0} req/s"));
+        }
+
+        if (results.TryGetValue("A4", out var a4) && a3 is not null)
+        {
+            var ratio = a3.Cosmos!.RequestUnitsPerOperation / Math.Max(0.001, a4.Cosmos!.RequestUnitsPerOperation);
+            verdicts.Add(new("A4", "RU per operation about 1/8 of A3's (5×–12× less)", ratio is >= 5 and <= 12, $"{a4.Cosmos.RequestUnitsPerOperation:0.0} vs {a3.Cosmos.RequestUnitsPerOperation:0.0} RU/op ({ratio:0.0}× less)"));
+            verdicts.Add(new("A4", "one Cosmos call per operation", a4.Cosmos.CallsPerOperation is >= 0.95 and <= 1.2, $"{a4.Cosmos.CallsPerOperation:0.00} calls/op"));
+        }
+
+        return verdicts;
+    }
+
+    public override IReadOnlyList<ArticleRow> ArticleTable { get; } =
+    [
+        new("throughput (req/s)", new Dictionary<string, string> { ["A1"] = "19", ["A2"] = "23", ["A3"] = "42", ["A4"] = "59" }),
+        new("average latency (ms)", new Dictionary<string, string> { ["A1"] = "669", ["A2"] = "569", ["A3"] = "215", ["A4"] = "176" }),
+        new("successful requests", new Dictionary<string, string> { ["A1"] = "9.8 K", ["A2"] = "11 K", ["A3"] = "20 K", ["A4"] = "29 K" }),
+        new("throttled requests (Cosmos 429)", new Dictionary<string, string> { ["A1"] = "2.72 K", ["A2"] = "0", ["A3"] = "0", ["A4"] = "0" }),
+        new("RUs per operation", new Dictionary<string, string> { ["A1"] = "29", ["A2"] = "29", ["A3"] = "29", ["A4"] = "3.4" }),
+        new("Cosmos calls per operation", new Dictionary<string, string> { ["A1"] = "11", ["A2"] = "9", ["A3"] = "10", ["A4"] = "1" }),
+    ];
+
+    public override IReadOnlyDictionary<string, string> Measured(StepResult result) => new Dictionary<string, string>
+    {
+        ["throughput (req/s)"] = result.Throughput.ToString("0.0", CultureInfo.InvariantCulture),
+        ["average latency (ms)"] = result.AverageLatencyMs.ToString("0", CultureInfo.InvariantCulture),
+        ["successful requests"] = result.Load.Totals.Successes.ToString("N0", CultureInfo.InvariantCulture),
+        ["throttled requests (Cosmos 429)"] = result.Cosmos!.ThrottledRequests.ToString("N0", CultureInfo.InvariantCulture),
+        ["RUs per operation"] = result.Cosmos.RequestUnitsPerOperation.ToString("0.0", CultureInfo.InvariantCulture),
+        ["Cosmos calls per operation"] = result.Cosmos.CallsPerOperation.ToString("0.0", CultureInfo.InvariantCulture),
+    };
+
+    /// <summary>Sum and count added between two scrapes to the histogram samples labelled with the utilization operation.</summary>
+    private static (double Sum, long Count) HistogramDelta(IReadOnlyList<PrometheusSample> before, IReadOnlyList<PrometheusSample> after, string metric)
+    {
+        static (double Sum, double Count) Totals(IReadOnlyList<PrometheusSample> samples, string metric) =>
+            (samples.Where(s => s.Name == metric + "_sum" && s.Labels.Values.Contains(UtilizationOperation)).Sum(s => s.Value),
+             samples.Where(s => s.Name == metric + "_count" && s.Labels.Values.Contains(UtilizationOperation)).Sum(s => s.Value));
+
+        var (sumBefore, countBefore) = Totals(before, metric);
+        var (sumAfter, countAfter) = Totals(after, metric);
+        return (sumAfter - sumBefore, (long)(countAfter - countBefore));
+    }
+
+    private sealed record Baseline(CosmosMetrics Cosmos, IReadOnlyList<PrometheusSample> DroneScheduler);
+}

@@ -1,0 +1,134 @@
+using System.Globalization;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Reporting;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>The results of one scenario in a lab run.</summary>
+internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepResult> Steps, IReadOnlyList<Verdict> Verdicts);
+
+/// <summary>Replays scenarios step by step on the local system and measures each step.</summary>
+internal static class LabRunner
+{
+    public static IReadOnlyList<LabScenario> All { get; } = [new GatewayScenario(), new PipelineScenario()];
+
+    public static LabScenario Scenario(string id) =>
+        All.FirstOrDefault(s => string.Equals(s.Id, id, StringComparison.OrdinalIgnoreCase))
+        ?? throw new ArgumentException($"Unknown scenario '{id}'. Known: {string.Join(", ", All.Select(s => s.Id))}.");
+
+    public static async Task<IReadOnlyList<ScenarioOutcome>> RunAsync(LabRunOptions options, CancellationToken cancellationToken)
+    {
+        var catalog = StepCatalog.Load(options.ChartDirectory);
+        var outcomes = new List<ScenarioOutcome>();
+        foreach (var scenario in options.Scenarios.Select(Scenario))
+        {
+            var stepIds = scenario.StepIds.Where(id => options.Steps.Count == 0 || options.Steps.Contains(id, StringComparer.OrdinalIgnoreCase)).ToList();
+            if (stepIds.Count == 0)
+            {
+                continue;
+            }
+
+            outcomes.Add(await RunScenarioAsync(scenario, stepIds, catalog, options, cancellationToken).ConfigureAwait(false));
+        }
+
+        return outcomes;
+    }
+
+    private static async Task<ScenarioOutcome> RunScenarioAsync(
+        LabScenario scenario, IReadOnlyList<string> stepIds, StepCatalog catalog, LabRunOptions options, CancellationToken cancellationToken)
+    {
+        options.Log($"scenario {scenario.Id}: {scenario.Title} — steps {string.Join(", ", stepIds)} ({options.Mode.ToString().ToLowerInvariant()} mode)");
+        var results = new List<StepResult>();
+        var deployment = await StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
+        await using (deployment.ConfigureAwait(false))
+        {
+            var context = new LabContext(deployment, options, catalog);
+            var first = true;
+            foreach (var step in stepIds.Select(id => catalog[id]))
+            {
+                options.Log($"step {step.Title}");
+                await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+                if (first)
+                {
+                    await scenario.PrepareAsync(context, cancellationToken).ConfigureAwait(false);
+                    first = false;
+                }
+
+                await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+                results.Add(await RunStepAsync(scenario, context, step, cancellationToken).ConfigureAwait(false));
+            }
+        }
+
+        var byStep = results.ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
+        return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep));
+    }
+
+    /// <summary>Starts the local system for a scenario (its first step is applied by the caller).</summary>
+    internal static Task<LocalDeployment> StartDeploymentAsync(
+        LabScenario scenario, StepCatalog catalog, LabRunOptions options, IReadOnlyDictionary<ServiceKind, int> replicaOverrides, CancellationToken cancellationToken) =>
+        LocalDeployment.StartAsync(
+            new DeploymentOptions
+            {
+                WorkDirectory = Path.Combine(options.OutputDirectory, "system", scenario.Id),
+                Containers = scenario.Containers(catalog),
+                CosmosDatabaseId = catalog.Defaults.String("cosmosDb.databaseId") ?? "dronedelivery",
+                CosmosLatency = options.Calibration.CosmosLatency,
+                ServiceBusLatency = options.Calibration.ServiceBusLatency,
+                TimeScale = options.Calibration.TimeScale(options.Mode),
+                ReplicaDivisor = options.ReplicaDivisor,
+                ReplicaOverrides = replicaOverrides,
+                Log = options.Log,
+            },
+            cancellationToken);
+
+    /// <summary>CPU and thread-pool figures of the samples taken since <paramref name="since"/>.</summary>
+    internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler)
+    {
+        var cpu = sampler.Cpu.Where(c => c.Second >= since).ToList();
+        return result with
+        {
+            Cpu = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
+                .Select(g => new CpuFigures(g.Key, g.Average(c => c.AveragePercent), g.Max(c => c.MaxPercent)))],
+            CpuSeries = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
+                .Select(g => new Series(g.Key, [.. g.Select(c => new TimePoint(c.Second - loadStartOnSampler, c.AveragePercent))]))],
+            ThreadPoolQueueMax = sampler.ThreadPool.Where(t => t.Second >= since)
+                .GroupBy(t => t.Component)
+                .ToDictionary(g => g.Key, g => g.Max(t => t.MaxQueueLength)),
+        };
+    }
+
+    private static async Task<StepResult> RunStepAsync(LabScenario scenario, LabContext context, Step step, CancellationToken cancellationToken)
+    {
+        var sampler = new SystemSampler(context.Deployment, TimeSpan.FromSeconds(2));
+        await using (sampler.ConfigureAwait(false))
+        {
+            var samplingStart = sampler.Now;
+            var baseline = await scenario.BaselineAsync(context, step, sampler, cancellationToken).ConfigureAwait(false);
+            var loadStart = DateTimeOffset.UtcNow;
+            var loadStartOnSampler = sampler.Now;
+            var progress = new Progress<LoadProgress>(p =>
+            {
+                if ((int)p.Elapsed.TotalSeconds % 10 == 0)
+                {
+                    var users = p.ActiveUsers is { } u ? $"{u} users, " : string.Empty;
+                    var rate = p.LastSecond is { } s ? s.Successes / s.IntervalSeconds : 0;
+                    context.Log($"  {step.Id} {p.Elapsed.TotalSeconds,4:0} s: {users}{rate:0} ok/s, {p.Errors} errors{(p.Draining ? " (draining)" : string.Empty)}");
+                }
+            });
+            var load = await LoadRunner.RunAsync(scenario.Plan(context, step), progress, cancellationToken).ConfigureAwait(false);
+            load.WriteFiles(Path.Combine(context.Options.OutputDirectory, "steps", step.Id, "load"));
+
+            var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
+            var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
+
+            return WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
+        }
+    }
+
+    /// <summary>One line per verdict, for the console.</summary>
+    public static string Describe(Verdict verdict) =>
+        string.Create(CultureInfo.InvariantCulture, $"{(verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")}  {verdict.StepId}  {verdict.Expectation} — {verdict.Measured}");
+}

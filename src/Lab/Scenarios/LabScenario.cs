@@ -1,0 +1,114 @@
+using System.Globalization;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LoadDriver.Scenarios;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>What a scenario gets to work with while it runs.</summary>
+internal sealed record LabContext(LocalDeployment Deployment, LabRunOptions Options, StepCatalog Catalog)
+{
+    public LabCalibration Calibration => Options.Calibration;
+
+    public double TimeScale => Calibration.TimeScale(Options.Mode);
+
+    public void Log(string message) => Options.Log(message);
+}
+
+/// <summary>The outcome of one expectation the case study sets for a step.</summary>
+internal sealed record Verdict(string StepId, string Expectation, bool Passed, string Measured, bool Required = true);
+
+/// <summary>A case study the lab replays: its steps, load, measurements, expectations and the article's figures.</summary>
+internal abstract class LabScenario
+{
+    public abstract string Id { get; }
+
+    public abstract string Title { get; }
+
+    public abstract IReadOnlyList<string> StepIds { get; }
+
+    /// <summary>Whether every step starts from an empty broker and cache with every service restarted.</summary>
+    public abstract bool FreshEachStep { get; }
+
+    /// <summary>Time after the load during which the system is still observed (draining a queue).</summary>
+    public virtual TimeSpan DrainWindow(LabContext context) => TimeSpan.Zero;
+
+    /// <summary>Every Cosmos DB container any step uses, from the chart values (first definition wins).</summary>
+    public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog)
+    {
+        var containers = new Dictionary<string, CosmosContainerSpec>(StringComparer.Ordinal);
+        foreach (var step in StepIds.Select(id => catalog[id]))
+        {
+            foreach (var id in step.Values.Map("cosmosDb.containers").Keys)
+            {
+                if (containers.ContainsKey(id))
+                {
+                    continue;
+                }
+
+                var values = step.CosmosContainer(id);
+                containers[id] = new CosmosContainerSpec(
+                    id,
+                    Int(values, "throughput", 400),
+                    Int(values, "physicalPartitions", 1),
+                    values.TryGetValue("partitionKeyPath", out var path) ? path?.ToString() ?? "/id" : "/id");
+            }
+        }
+
+        return [.. containers.Values];
+    }
+
+    /// <summary>Once, after the first step's configuration is applied (e.g. seeding).</summary>
+    public virtual Task PrepareAsync(LabContext context, CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <summary>After a step's configuration is applied, before measuring starts.</summary>
+    public virtual Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <summary>What the simulated users do (invoices, delivery requests) against the local system.</summary>
+    public abstract LoadScenario Workload(LabContext context);
+
+    /// <summary>The case study's step load, time-compressed in quick mode.</summary>
+    public abstract LoadShape StepShape(LabContext context);
+
+    public LoadTestPlan Plan(LabContext context, Step step) => new()
+    {
+        Scenario = Workload(context),
+        Shape = StepShape(context),
+        Bounds = new LoadBounds { MaxDuration = StepShape(context).Duration + TimeSpan.FromMinutes(1) },
+    };
+
+    /// <summary>Reads the emulators and services before the load; the result is handed back to <see cref="MeasureAsync"/>.</summary>
+    public abstract Task<object> BaselineAsync(LabContext context, Step step, SystemSampler sampler, CancellationToken cancellationToken);
+
+    /// <summary>The step's scenario-specific figures, from the baseline and the system after the load.</summary>
+    public abstract Task<StepResult> MeasureAsync(
+        LabContext context,
+        Step step,
+        SystemSampler sampler,
+        object baseline,
+        LoadTestResult load,
+        DateTimeOffset loadStart,
+        StepResult common,
+        CancellationToken cancellationToken);
+
+    /// <summary>Did each step show the effect the article describes?</summary>
+    public abstract IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results);
+
+    /// <summary>The article's figures for a step, by metric, to print beside ours.</summary>
+    public abstract IReadOnlyList<ArticleRow> ArticleTable { get; }
+
+    /// <summary>The same metrics measured here, for one step.</summary>
+    public abstract IReadOnlyDictionary<string, string> Measured(StepResult result);
+
+    protected static int Int(IReadOnlyDictionary<string, object?> values, string key, int fallback) =>
+        values.TryGetValue(key, out var raw) && raw is not null ? int.Parse(raw.ToString()!, CultureInfo.InvariantCulture) : fallback;
+
+    /// <summary>Seconds since the step's load started for a Unix time.</summary>
+    protected static double Offset(long unixSeconds, DateTimeOffset loadStart) => unixSeconds - loadStart.ToUnixTimeMilliseconds() / 1000.0;
+}
+
+/// <summary>One metric of the article's result table: its values per step.</summary>
+internal sealed record ArticleRow(string Metric, IReadOnlyDictionary<string, string> ByStep);

@@ -1,0 +1,191 @@
+using System.Globalization;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+using DroneDelivery.LoadDriver.Results;
+using DroneDelivery.LoadDriver.Scenarios;
+using ServiceBusMetrics = DroneDelivery.Emulators.ServiceBus.Metrics.EmulatorMetricsSnapshot;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>
+/// Scenario B, "distributed business transaction": a step load of users posting delivery requests
+/// to Ingestion, which queues them for the Workflow to carry out against the three backends.
+/// Requests/s says nothing here; Service Bus incoming vs outgoing and completions per 5 s do.
+/// </summary>
+internal sealed class PipelineScenario : LabScenario
+{
+    internal const string Queue = "deliveryrequests";
+    private const string OutOfMemoryMetric = "dronedelivery_delivery_redis_oom_errors_total";
+
+    public override string Id => "B";
+
+    public override string Title => "Distributed business transaction (Ingestion → Service Bus → Workflow)";
+
+    public override IReadOnlyList<string> StepIds { get; } = ["B1", "B2", "B3", "B4", "B5", "B6"];
+
+    /// <summary>Each test of the case study starts with an empty queue; here also an empty cache (then pre-loaded).</summary>
+    public override bool FreshEachStep => true;
+
+    public override TimeSpan DrainWindow(LabContext context) => TimeSpan.FromSeconds(240 / context.TimeScale);
+
+    /// <summary>The cache starts each step holding a long-running cache's working set (see <see cref="LabCalibration.RedisWorkingSetMegabytes"/>).</summary>
+    public override async Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken)
+    {
+        var redis = context.Deployment.Redis!;
+        var written = await RedisCommands.FillAsync(redis.Port, context.Calibration.RedisWorkingSetMegabytes, cancellationToken).ConfigureAwait(false);
+        var (used, max) = await RedisCommands.MemoryAsync(redis.Port, cancellationToken).ConfigureAwait(false);
+        context.Log($"redis holds a working set of {written / 1024.0:0} MB ({used / 1048576.0:0} of {(max == 0 ? "unlimited" : $"{max / 1048576.0:0}")} MB used)");
+    }
+
+    public override LoadScenario Workload(LabContext context) => new DeliveryRequestsScenario(new DeliveryRequestsScenarioOptions
+    {
+        Ingestion = context.Deployment.Address(ServiceKind.Ingestion),
+        StatusBase = context.Deployment.Address(ServiceKind.Delivery),
+        Owners = new SeededOwners { Count = GatewayScenario.Owners },
+        Seed = 11,
+        Completion = new CompletionTracking
+        {
+            PollInterval = TimeSpan.FromSeconds(1),
+            MaxWait = DrainWindow(context) + StepShape(context).Duration,
+            MaxConcurrentPolls = 8,
+        },
+    });
+
+    /// <summary>The case study's step load: 2 → 40 users over the test (8 minutes, compressed in quick mode).</summary>
+    public override LoadShape StepShape(LabContext context) =>
+        new ClosedLoad(2, 40, TimeSpan.FromSeconds(480 / context.TimeScale)) { ThinkTime = context.Calibration.ThinkTime };
+
+    public override async Task<object> BaselineAsync(LabContext context, Step step, SystemSampler sampler, CancellationToken cancellationToken) =>
+        new Baseline(
+            await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false),
+            await sampler.ScrapeAsync(ServiceKind.Delivery, cancellationToken).ConfigureAwait(false));
+
+    public override async Task<StepResult> MeasureAsync(
+        LabContext context, Step step, SystemSampler sampler, object baseline, LoadTestResult load, DateTimeOffset loadStart, StepResult common, CancellationToken cancellationToken)
+    {
+        var before = (Baseline)baseline;
+        var serviceBus = context.Deployment.ServiceBus!;
+
+        // Keep watching while the workflow drains the backlog, as the case study did after its test.
+        var drainUntil = DateTimeOffset.UtcNow + DrainWindow(context) - (load.TotalDuration - load.LoadDuration);
+        ServiceBusMetrics after;
+        while (true)
+        {
+            after = await serviceBus.MetricsAsync(cancellationToken).ConfigureAwait(false);
+            var queue = after[Queue];
+            if (queue.ActiveMessages + queue.LockedMessages == 0 || DateTimeOffset.UtcNow >= drainUntil)
+            {
+                break;
+            }
+
+            await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
+        }
+
+        var deliveryAfter = await sampler.ScrapeAsync(ServiceKind.Delivery, cancellationToken).ConfigureAwait(false);
+        var startQueue = before.ServiceBus[Queue];
+        var endQueue = after[Queue];
+        var delta = endQueue.Counters.Minus(startQueue.Counters);
+        var start = loadStart.ToUnixTimeSeconds();
+        var seconds = endQueue.Series.Where(s => s.UnixSeconds >= start).OrderBy(s => s.UnixSeconds).ToList();
+
+        Series PerSecond(string name, Func<Emulators.ServiceBus.Metrics.QueueSecond, long> value) =>
+            new(name, [.. seconds.Select(s => new TimePoint(Offset(s.UnixSeconds, loadStart), value(s)))]);
+
+        var completionsPer5 = seconds
+            .GroupBy(s => (s.UnixSeconds - start) / 5)
+            .OrderBy(g => g.Key)
+            .Select(g => new TimePoint(g.Key * 5, g.Sum(s => s.Delta.Completed)))
+            .ToList();
+        var oom = deliveryAfter.Where(s => s.Name == OutOfMemoryMetric).Sum(s => s.Value)
+                  - before.Delivery.Where(s => s.Name == OutOfMemoryMetric).Sum(s => s.Value);
+
+        return common with
+        {
+            Pipeline = new PipelineFigures(
+                delta.IncomingMessages,
+                delta.OutgoingDeliveries,
+                delta.Completed,
+                delta.Abandoned,
+                delta.DeadLettered,
+                delta.LockLostSettlements,
+                (long)oom,
+                endQueue.ActiveMessages,
+                completionsPer5.Count == 0 ? 0 : completionsPer5.Max(p => p.Value) / 5.0,
+                PerSecond("incoming", s => s.Delta.IncomingMessages),
+                PerSecond("outgoing", s => s.Delta.OutgoingDeliveries),
+                new Series("completed per 5 s", completionsPer5),
+                PerSecond("dead-lettered", s => s.Delta.DeadLettered)),
+        };
+    }
+
+    public override IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results)
+    {
+        var verdicts = new List<Verdict>();
+        if (results.TryGetValue("B1", out var b1))
+        {
+            verdicts.Add(new("B1", "Delivery fails writes with Redis out-of-memory", b1.Pipeline!.RedisOutOfMemoryErrors > 0, $"{b1.Pipeline.RedisOutOfMemoryErrors} OOM errors"));
+        }
+
+        if (results.TryGetValue("B2", out var b2))
+        {
+            verdicts.Add(new("B2", "no Redis out-of-memory with the bigger cache", b2.Pipeline!.RedisOutOfMemoryErrors == 0, $"{b2.Pipeline.RedisOutOfMemoryErrors} OOM errors"));
+            verdicts.Add(new("B2", "the workflow lags: fewer completions than incoming during the load", b2.Pipeline.Completed < b2.Pipeline.Incoming || b2.Pipeline.ActiveAtEnd > 0,
+                $"{b2.Pipeline.Incoming} in, {b2.Pipeline.Completed} completed, {b2.Pipeline.ActiveAtEnd} left"));
+        }
+
+        if (results.TryGetValue("B3", out var b3) && b2 is not null)
+        {
+            var gain = b3.Pipeline!.MaxCompletionsPerSecond / Math.Max(0.001, b2.Pipeline!.MaxCompletionsPerSecond);
+            verdicts.Add(new("B3", "more backend replicas: only a slight gain (< 1.5× B2)", gain < 1.5, $"{b3.Pipeline.MaxCompletionsPerSecond:0.0} vs {b2.Pipeline.MaxCompletionsPerSecond:0.0} completions/s ({gain:0.00}×)", Required: false));
+        }
+
+        if (results.TryGetValue("B4", out var b4))
+        {
+            var p = b4.Pipeline!;
+            verdicts.Add(new("B4", "outgoing deliveries exceed incoming messages", p.Outgoing > p.Incoming, $"{p.Outgoing} out vs {p.Incoming} in"));
+            verdicts.Add(new("B4", "messages dead-lettered", p.DeadLettered > 0, $"{p.DeadLettered} dead-lettered"));
+            verdicts.Add(new("B4", "lock-lost settlements", p.LockLost > 0, $"{p.LockLost} lock-lost"));
+        }
+
+        if (results.TryGetValue("B5", out var b5))
+        {
+            verdicts.Add(new("B5", "no dead-letters with the longer lock", b5.Pipeline!.DeadLettered == 0, $"{b5.Pipeline.DeadLettered} dead-lettered"));
+            if (b2 is not null)
+            {
+                var gain = b5.Pipeline.MaxCompletionsPerSecond / Math.Max(0.001, b2.Pipeline!.MaxCompletionsPerSecond);
+                verdicts.Add(new("B5", "at least 3× B2's completion rate", gain >= 3, $"{b5.Pipeline.MaxCompletionsPerSecond:0.0} vs {b2.Pipeline.MaxCompletionsPerSecond:0.0} completions/s ({gain:0.0}×)"));
+            }
+        }
+
+        if (results.TryGetValue("B6", out var b6))
+        {
+            verdicts.Add(new("B6", "no dead-letters after scaling out", b6.Pipeline!.DeadLettered == 0, $"{b6.Pipeline.DeadLettered} dead-lettered", Required: false));
+        }
+
+        return verdicts;
+    }
+
+    public override IReadOnlyList<ArticleRow> ArticleTable { get; } =
+    [
+        new("max completions per second", new Dictionary<string, string> { ["B2"] = "≤ 16", ["B3"] = "≈ B2", ["B5"] = "72 (peak)" }),
+        new("Redis out-of-memory errors", new Dictionary<string, string> { ["B1"] = "yes", ["B2"] = "0" }),
+        new("dead-lettered", new Dictionary<string, string> { ["B4"] = "yes", ["B5"] = "0" }),
+        new("outgoing vs incoming", new Dictionary<string, string> { ["B1"] = "outgoing drops early", ["B2"] = "incoming > 5× outgoing", ["B4"] = "outgoing > incoming", ["B5"] = "keeps up" }),
+    ];
+
+    public override IReadOnlyDictionary<string, string> Measured(StepResult result)
+    {
+        var p = result.Pipeline!;
+        return new Dictionary<string, string>
+        {
+            ["max completions per second"] = p.MaxCompletionsPerSecond.ToString("0.0", CultureInfo.InvariantCulture),
+            ["Redis out-of-memory errors"] = p.RedisOutOfMemoryErrors.ToString(CultureInfo.InvariantCulture),
+            ["dead-lettered"] = p.DeadLettered.ToString(CultureInfo.InvariantCulture),
+            ["outgoing vs incoming"] = $"{p.Outgoing} out / {p.Incoming} in",
+        };
+    }
+
+    private sealed record Baseline(ServiceBusMetrics ServiceBus, IReadOnlyList<PrometheusSample> Delivery);
+}

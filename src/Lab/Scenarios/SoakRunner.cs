@@ -1,0 +1,153 @@
+using System.CommandLine;
+using System.Globalization;
+using System.Text;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Reporting;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>
+/// A long, steady load on one step's configuration, to find what appears only after minutes
+/// (Klarna's lesson: their problems showed after 2–3 minutes of moderate load). It compares the
+/// run's first and last fifth: throughput, p99 latency, thread-pool queue and memory.
+/// </summary>
+internal static class SoakRunner
+{
+    public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
+    {
+        var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
+        var duration = new Option<TimeSpan>("--duration") { Description = "How long the steady load lasts (e.g. 00:10:00).", DefaultValueFactory = _ => TimeSpan.FromMinutes(10) };
+        var users = new Option<int>("--users") { Description = "Steady number of users.", DefaultValueFactory = _ => 20 };
+        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var stepId = parse.GetValue(step)!;
+            var scenario = LabRunner.All.FirstOrDefault(s => s.StepIds.Contains(stepId, StringComparer.OrdinalIgnoreCase));
+            if (scenario is null || parse.GetValue(users) < 1 || parse.GetValue(duration) <= TimeSpan.Zero)
+            {
+                Console.Error.WriteLine("soak needs a known --step (A1–A4, B1–B6), --users ≥ 1 and a positive --duration.");
+                return 2;
+            }
+
+            var options = new LabRunOptions
+            {
+                Scenarios = [scenario.Id],
+                Steps = [stepId.ToUpperInvariant()],
+                Mode = LabMode.Full,
+                OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
+                Log = log,
+            };
+            try
+            {
+                var report = await RunAsync(scenario, stepId.ToUpperInvariant(), parse.GetValue(users), parse.GetValue(duration), options, cancellationToken).ConfigureAwait(false);
+                Console.WriteLine(report);
+                return 0;
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                return 130;
+            }
+            catch (InvalidOperationException e)
+            {
+                Console.Error.WriteLine($"The soak could not run: {e.Message}");
+                return 3;
+            }
+        });
+        return command;
+    }
+
+    public static async Task<string> RunAsync(LabScenario scenario, string stepId, int users, TimeSpan duration, LabRunOptions options, CancellationToken cancellationToken)
+    {
+        var catalog = StepCatalog.Load(options.ChartDirectory);
+        var step = catalog[stepId];
+        var deployment = await LabRunner.StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
+        await using (deployment.ConfigureAwait(false))
+        {
+            var context = new LabContext(deployment, options, catalog);
+            await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
+            await scenario.PrepareAsync(context, cancellationToken).ConfigureAwait(false);
+            await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+
+            var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
+            await using (sampler.ConfigureAwait(false))
+            {
+                var start = sampler.Now;
+                options.Log($"soak: {users} users for {duration} on {step.Title}");
+                var plan = new LoadTestPlan
+                {
+                    Scenario = scenario.Workload(context),
+                    Shape = ClosedLoad.Constant(users, duration) with { ThinkTime = options.Calibration.ThinkTime },
+                    Bounds = new LoadBounds { MaxDuration = duration + TimeSpan.FromMinutes(1), MaxRequests = long.MaxValue / 2 },
+                };
+                var load = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
+                load.WriteFiles(Path.Combine(options.OutputDirectory, "soak", "load"));
+                var result = LabRunner.WithSystemFigures(
+                    new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() },
+                    sampler,
+                    start,
+                    start);
+                return await WriteReportAsync(result, sampler, start, users, duration, options, cancellationToken).ConfigureAwait(false);
+            }
+        }
+    }
+
+    private static async Task<string> WriteReportAsync(
+        StepResult result, SystemSampler sampler, double start, int users, TimeSpan duration, LabRunOptions options, CancellationToken cancellationToken)
+    {
+        var seconds = result.Load.TimeSeries.Where(s => s.Second < result.Load.LoadDuration.TotalSeconds).ToList();
+        var fifth = Math.Max(1, seconds.Count / 5);
+        var (early, late) = (seconds.Take(fifth).ToList(), seconds.TakeLast(fifth).ToList());
+        static double Rate(IReadOnlyList<LoadDriver.Results.SecondSample> s) => s.Sum(x => x.Successes) / Math.Max(1, s.Sum(x => x.IntervalSeconds));
+        static double P99(IReadOnlyList<LoadDriver.Results.SecondSample> s) => s.Where(x => x.P99Ms is not null).Select(x => x.P99Ms!.Value).DefaultIfEmpty(0).Average();
+        var memory = sampler.Memory.Where(m => m.Second >= start).GroupBy(m => m.Component).ToDictionary(
+            g => g.Key,
+            g => (First: g.OrderBy(m => m.Second).Take(10).Average(m => m.Megabytes), Last: g.OrderBy(m => m.Second).TakeLast(10).Average(m => m.Megabytes)));
+
+        var charts = new List<ChartSpec>
+        {
+            Charts.TimeSeries("soak-throughput.svg", "Soak: successful requests per second", [new(new Series("ok/s", [.. seconds.Select(s => new TimePoint(s.Second, s.Successes / s.IntervalSeconds))]), Area: true)], "requests/s"),
+            Charts.TimeSeries("soak-latency.svg", "Soak: p50 and p99 latency per second", [
+                new(new Series("p50", [.. seconds.Where(s => s.P50Ms is not null).Select(s => new TimePoint(s.Second, s.P50Ms!.Value))])),
+                new(new Series("p99", [.. seconds.Where(s => s.P99Ms is not null).Select(s => new TimePoint(s.Second, s.P99Ms!.Value))]))], "ms"),
+            Charts.TimeSeries("soak-cpu.svg", "Soak: CPU per component", [.. result.CpuSeries.Select(s => new Line(s))], "% of one core"),
+            Charts.TimeSeries("soak-memory.svg", "Soak: working set per component (largest process)", [.. sampler.Memory.Where(m => m.Second >= start).GroupBy(m => m.Component)
+                .Select(g => new Line(new Series(g.Key, [.. g.Select(m => new TimePoint(m.Second - start, m.Megabytes))])))], "MB"),
+            Charts.TimeSeries("soak-threadpool.svg", "Soak: thread-pool queue length (largest replica)", [.. sampler.ThreadPool.Where(t => t.Second >= start).GroupBy(t => t.Component)
+                .Select(g => new Line(new Series(g.Key, [.. g.Select(t => new TimePoint(t.Second - start, t.MaxQueueLength))])))], "work items"),
+        };
+        await ChartRenderer.RenderAsync(charts, Path.Combine(options.OutputDirectory, "charts"), cancellationToken).ConfigureAwait(false);
+
+        var md = new StringBuilder();
+        md.AppendLine(CultureInfo.InvariantCulture, $"# Soak: {result.Step.Title}").AppendLine();
+        md.AppendLine(CultureInfo.InvariantCulture, $"{users} users (think time {options.Calibration.ThinkTime.TotalMilliseconds:0} ms) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests.").AppendLine();
+        md.AppendLine("| | first fifth | last fifth | change |").AppendLine("|---|---|---|---|");
+        md.AppendLine(CultureInfo.InvariantCulture, $"| successful requests/s | {Rate(early):0.0} | {Rate(late):0.0} | {Change(Rate(early), Rate(late))} |");
+        md.AppendLine(CultureInfo.InvariantCulture, $"| p99 latency, ms (mean of seconds) | {P99(early):0} | {P99(late):0} | {Change(P99(early), P99(late))} |");
+        foreach (var (component, (first, last)) in memory.OrderBy(m => m.Key, StringComparer.Ordinal))
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {component} working set, MB | {first:0} | {last:0} | {Change(first, last)} |");
+        }
+
+        md.AppendLine().AppendLine("| component | CPU avg % | CPU max % | thread-pool queue max |").AppendLine("|---|---|---|---|");
+        foreach (var cpu in result.Cpu)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {cpu.Component} | {cpu.AveragePercent:0} | {cpu.MaxPercent:0} | {(result.ThreadPoolQueueMax.TryGetValue(cpu.Component, out var q) ? q.ToString("0", CultureInfo.InvariantCulture) : "–")} |");
+        }
+
+        md.AppendLine();
+        foreach (var chart in charts)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"![{chart.Title}](charts/{chart.FileName})");
+        }
+
+        var file = Path.Combine(options.OutputDirectory, "soak.md");
+        await File.WriteAllTextAsync(file, md.ToString(), cancellationToken).ConfigureAwait(false);
+        return file;
+    }
+
+    private static string Change(double before, double after) =>
+        before == 0 ? "–" : ((after - before) / before).ToString("+0%;-0%;0%", CultureInfo.InvariantCulture);
+}
