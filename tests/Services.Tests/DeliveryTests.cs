@@ -241,7 +241,7 @@ public sealed class DeliveryTests(RedisFixture redis) : IAsyncLifetime
     {
         var huge = "{\"ownerId\": \"" + new string('x', 2 * 1024 * 1024) + "\"}";
 
-        var response = await _service.Client.SendRawAsync(HttpMethod.Put, $"api/deliveries/{NewId()}", huge);
+        var response = await _service.Client.SendOversizedAsync(HttpMethod.Put, $"api/deliveries/{NewId()}", huge);
 
         Assert.Equal(HttpStatusCode.RequestEntityTooLarge, response.StatusCode);
     }

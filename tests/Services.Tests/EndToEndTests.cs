@@ -47,8 +47,8 @@ public sealed class EndToEndTests(SystemFixture system)
         var id = (await accepted.ReadAsync<DeliveryRequestAccepted>()).DeliveryId;
         trace.StopRoot();
 
-        Assert.True(await Eventually.TrueAsync(
-            () => trace.Spans.Any(s => s.Kind == ActivityKind.Server && s.DisplayName == "PUT /api/deliveries/{id}"), Patience));
+        // The processing span ends last: after the delivery is scheduled and the message completed.
+        Assert.True(await Eventually.TrueAsync(() => trace.Spans.Any(s => s.DisplayName == ServiceBusTelemetry.ProcessActivity), Patience));
         var spans = trace.Spans;
         var process = Assert.Single(spans, s => s.DisplayName == ServiceBusTelemetry.ProcessActivity);
         Assert.Equal(ActivityKind.Consumer, process.Kind);
@@ -56,6 +56,7 @@ public sealed class EndToEndTests(SystemFixture system)
         Assert.Contains(spans, s => s.DisplayName == "POST /api/deliveryrequests");
         Assert.Contains(spans, s => s.DisplayName == "PUT /api/packages/{id}");
         Assert.Contains(spans, s => s.DisplayName == "PUT /api/dronedeliveries/{deliveryId}");
+        Assert.Contains(spans, s => s.Kind == ActivityKind.Server && s.DisplayName == "PUT /api/deliveries/{id}");
         Assert.Contains(spans, s => s.DisplayName == ServiceBusTelemetry.CompleteActivity);
     }
 

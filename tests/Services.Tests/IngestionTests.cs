@@ -182,7 +182,7 @@ public sealed class IngestionTests(SystemFixture system)
     {
         var huge = "{\"ownerId\": \"" + new string('x', 2 * 1024 * 1024) + "\"}";
 
-        var response = await system.Ingestion.Client.SendRawAsync(HttpMethod.Post, "api/deliveryrequests", huge);
+        var response = await system.Ingestion.Client.SendOversizedAsync(HttpMethod.Post, "api/deliveryrequests", huge);
 
         Assert.Equal(HttpStatusCode.RequestEntityTooLarge, response.StatusCode);
     }

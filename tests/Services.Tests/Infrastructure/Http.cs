@@ -18,6 +18,17 @@ internal static class Http
     public static Task<HttpResponseMessage> SendRawAsync(this HttpClient client, HttpMethod method, string path, string json) =>
         client.SendAsync(new HttpRequestMessage(method, path) { Content = new StringContent(json, System.Text.Encoding.UTF8, "application/json") });
 
+    /// <summary>
+    /// Sends a body the server will refuse by size. <c>Expect: 100-continue</c> lets the server answer
+    /// 413 before the body is sent, instead of closing the connection under a client still writing it.
+    /// </summary>
+    public static Task<HttpResponseMessage> SendOversizedAsync(this HttpClient client, HttpMethod method, string path, string json)
+    {
+        var request = new HttpRequestMessage(method, path) { Content = new StringContent(json, System.Text.Encoding.UTF8, "application/json") };
+        request.Headers.ExpectContinue = true;
+        return client.SendAsync(request);
+    }
+
     public static async Task<T> ReadAsync<T>(this HttpResponseMessage response) =>
         (await response.Content.ReadFromJsonAsync<T>(ContractJson.Options))!;
 
