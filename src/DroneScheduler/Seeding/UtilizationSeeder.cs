@@ -42,16 +42,26 @@ public sealed class UtilizationSeeder(CosmosClient client, TextWriter output)
     private async Task<Container> EnsureContainerAsync(
         Database database, string containerId, string partitionKeyPath, int throughput, bool replaceThroughput, CancellationToken cancellationToken)
     {
-        var response = await database.CreateContainerIfNotExistsAsync(
-            new ContainerProperties(containerId, partitionKeyPath), throughput, cancellationToken: cancellationToken).ConfigureAwait(false);
-        var container = response.Container;
-        if (response.StatusCode == HttpStatusCode.Created)
+        var container = database.GetContainer(containerId);
+        ContainerProperties existing;
+        try
         {
-            await output.WriteLineAsync($"Created container {database.Id}/{containerId} partitioned by {partitionKeyPath} with {throughput} RU/s.").ConfigureAwait(false);
-            return container;
+            existing = (await container.ReadContainerAsync(cancellationToken: cancellationToken).ConfigureAwait(false)).Resource;
+        }
+        catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
+        {
+            var response = await database.CreateContainerIfNotExistsAsync(
+                new ContainerProperties(containerId, partitionKeyPath), throughput, cancellationToken: cancellationToken).ConfigureAwait(false);
+            if (response.StatusCode == HttpStatusCode.Created)
+            {
+                await output.WriteLineAsync($"Created container {database.Id}/{containerId} partitioned by {partitionKeyPath} with {throughput} RU/s.").ConfigureAwait(false);
+                return response.Container;
+            }
+
+            existing = response.Resource;
         }
 
-        var actualPath = response.Resource.PartitionKeyPath;
+        var actualPath = existing.PartitionKeyPath;
         if (actualPath != partitionKeyPath)
         {
             throw new SeedException(
