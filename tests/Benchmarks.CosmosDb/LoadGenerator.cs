@@ -7,11 +7,13 @@ namespace DroneDelivery.Benchmarks.CosmosDb;
 internal sealed record LoadResult(double RequestsPerSecond, double ServerCpuMicrosecondsPerRequest);
 
 /// <summary>A closed-loop load: N workers each sending the next request as soon as the last one answered.</summary>
-internal sealed class LoadGenerator(int concurrency, TimeSpan warmUp, TimeSpan measured)
+internal sealed class LoadGenerator(int concurrency)
 {
     /// <param name="next">Builds request number i.</param>
     /// <param name="serverCpu">Reads the server process's total CPU time.</param>
-    public async Task<LoadResult> RunAsync(Func<int, HttpRequestMessage> next, Func<TimeSpan> serverCpu)
+    /// <param name="warmUp">Load before measuring (connections, JIT), not counted.</param>
+    /// <param name="measured">How long to count completed requests.</param>
+    public async Task<LoadResult> RunAsync(Func<int, HttpRequestMessage> next, Func<TimeSpan> serverCpu, TimeSpan warmUp, TimeSpan measured)
     {
         using var handler = new SocketsHttpHandler
         {
