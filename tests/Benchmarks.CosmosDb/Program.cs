@@ -27,6 +27,7 @@ const int Owners = 20;
 const int Months = 5;
 const int ItemsPerOwnerMonth = 10;
 var work = Directory.CreateTempSubdirectory("cosmos-benchmark-").FullName;
+var loadAtStart = LoadAverage();
 try
 {
     // No modelled latency and far more RU/s than the load can use: what is measured is the
@@ -122,7 +123,7 @@ try
 
     var reads = await CompareAsync("point reads", PointRead);
     var queries = await CompareAsync("queries", Query);
-    var report = new Report(reads, queries, settings,
+    var report = new Report(reads, queries, settings, $"{loadAtStart} at start, {LoadAverage()} at end",
         (await File.ReadAllBytesAsync(Path.Combine(work, "read.json"))).Length,
         (await File.ReadAllBytesAsync(Path.Combine(work, "query.json"))).Length);
     Console.WriteLine();
@@ -140,6 +141,10 @@ finally
 {
     Directory.Delete(work, recursive: true);
 }
+
+// What else the machine was doing: the 1-minute load average (Linux), for reading the figures.
+static string LoadAverage() =>
+    File.Exists("/proc/loadavg") ? File.ReadAllText("/proc/loadavg").Split(' ')[0] : "n/a";
 
 static string QueryJson(int i) => JsonSerializer.Serialize(new
 {
@@ -194,7 +199,7 @@ internal sealed record Comparison(LoadResult Emulator, LoadResult Baseline, doub
     public double Ratio => Emulator.RequestsPerSecond / Baseline.RequestsPerSecond;
 }
 
-internal sealed record Report(Comparison Reads, Comparison Queries, BenchmarkSettings Settings, int ItemBytes, int QueryPageBytes)
+internal sealed record Report(Comparison Reads, Comparison Queries, BenchmarkSettings Settings, string MachineLoad, int ItemBytes, int QueryPageBytes)
 {
     public const double TargetReadsPerSecond = 10_000;
     public const double TargetRatio = 0.5;
@@ -232,6 +237,7 @@ internal sealed record Report(Comparison Reads, Comparison Queries, BenchmarkSet
         text.AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"- When: {DateTimeOffset.UtcNow:yyyy-MM-dd HH:mm} UTC");
         text.AppendLine(CultureInfo.InvariantCulture, $"- Machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}");
+        text.AppendLine(CultureInfo.InvariantCulture, $"- Other work on the machine (1-minute load average): {MachineLoad}");
         text.AppendLine(CultureInfo.InvariantCulture, $"- Load: {Settings.Concurrency} concurrent connections, closed loop, {Settings.Measured.TotalSeconds:0} s per server and operation in {Settings.Slices} alternating slices");
         text.AppendLine();
         text.AppendLine("| operation | emulator (req/s) | emulator, best slice (req/s) | baseline (req/s) | ratio | emulator CPU (µs/req) | baseline CPU (µs/req) |");

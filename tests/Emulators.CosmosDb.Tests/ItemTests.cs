@@ -130,6 +130,74 @@ public sealed class ItemTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Patch_adds_removes_replaces_and_moves()
+    {
+        await _container.CreateItemStreamAsync(
+            new MemoryStream(Encoding.UTF8.GetBytes("""{"id":"p10","pk":"owner-1","weight":1,"tags":["a","c"],"note":"x"}""")), new PartitionKey("owner-1"));
+
+        await _container.PatchItemAsync<Parcel>("p10", new PartitionKey("owner-1"),
+        [
+            PatchOperation.Add("/tags/1", "b"),
+            PatchOperation.Remove("/note"),
+            PatchOperation.Replace("/weight", 9),
+            PatchOperation.Move("/tags", "/labels"),
+        ]);
+        var missing = await Assert.ThrowsAsync<CosmosException>(() => _container.PatchItemAsync<Parcel>("p10", new PartitionKey("owner-1"),
+            [PatchOperation.Replace("/nothing", 1)]));
+
+        using var stream = await _container.ReadItemStreamAsync("p10", new PartitionKey("owner-1"));
+        var item = System.Text.Json.JsonDocument.Parse(await new StreamReader(stream.Content).ReadToEndAsync()).RootElement;
+        Assert.Equal(["a", "b", "c"], item.GetProperty("labels").EnumerateArray().Select(t => t.GetString()));
+        Assert.False(item.TryGetProperty("note", out _));
+        Assert.False(item.TryGetProperty("tags", out _));
+        Assert.Equal(9, item.GetProperty("weight").GetDouble());
+        Assert.Equal(HttpStatusCode.BadRequest, missing.StatusCode);
+    }
+
+    [Fact]
+    public async Task Reading_the_item_feed_returns_every_item()
+    {
+        for (var i = 0; i < 25; i++)
+        {
+            await _container.CreateItemAsync(new Parcel($"f{i}", $"feed-{i % 5}", i), new PartitionKey($"feed-{i % 5}"));
+        }
+
+        var items = await _container.GetItemQueryIterator<Parcel>(requestOptions: new QueryRequestOptions { MaxItemCount = 4 }).ToListAsync();
+
+        Assert.Equal(Enumerable.Range(0, 25).Select(i => $"f{i}").Order(), items.Where(p => p.Id.StartsWith('f')).Select(p => p.Id).Order());
+    }
+
+    [Fact]
+    public async Task Unsupported_features_are_refused_with_400()
+    {
+        var ttl = await Assert.ThrowsAsync<CosmosException>(() => _client.GetDatabase("test").CreateContainerAsync(new ContainerProperties("ttl", "/pk") { DefaultTimeToLive = 60 }));
+        var procedure = await Assert.ThrowsAsync<CosmosException>(() => _container.Scripts.CreateStoredProcedureAsync(
+            new Microsoft.Azure.Cosmos.Scripts.StoredProcedureProperties("sp", "function () {}")));
+        var batch = await _container.CreateTransactionalBatch(new PartitionKey("owner-1")).CreateItem(new Parcel("b1", "owner-1", 1)).ExecuteAsync();
+
+        Assert.Equal(HttpStatusCode.BadRequest, ttl.StatusCode);
+        Assert.Contains("defaultTtl", ttl.Message);
+        Assert.Equal(HttpStatusCode.BadRequest, procedure.StatusCode);
+        Assert.Contains("sprocs", procedure.Message);
+        Assert.Equal(HttpStatusCode.BadRequest, batch.StatusCode);
+        Assert.Contains("TransactionalBatch", batch.ErrorMessage);
+    }
+
+    [Fact]
+    public async Task Container_replace_keeps_the_partition_key()
+    {
+        var properties = (await _container.ReadContainerAsync()).Resource;
+        properties.IndexingPolicy.IndexingMode = IndexingMode.Consistent;
+
+        var replaced = await _container.ReplaceContainerAsync(properties);
+        properties.PartitionKeyPath = "/other";
+        var changed = await Assert.ThrowsAsync<CosmosException>(() => _container.ReplaceContainerAsync(properties));
+
+        Assert.Equal(HttpStatusCode.OK, replaced.StatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, changed.StatusCode);
+    }
+
+    [Fact]
     public async Task Malformed_json_is_400_and_the_emulator_keeps_serving()
     {
         using var response = await _container.CreateItemStreamAsync(new MemoryStream(Encoding.UTF8.GetBytes("{\"id\": \"x\", \"pk\": ")), new PartitionKey("owner-1"));
@@ -185,6 +253,24 @@ public sealed class ItemTests : IAsyncLifetime
 
         Assert.Equal(HttpStatusCode.OK, again.StatusCode);
         Assert.Contains("/pk", conflict.Message);
+    }
+
+    [Fact]
+    public async Task Database_throughput_is_shared_by_containers_created_without_their_own()
+    {
+        var database = (await _client.CreateDatabaseIfNotExistsAsync("shared", throughput: 1200)).Database;
+        var container = (await database.CreateContainerIfNotExistsAsync(new ContainerProperties("a", "/pk"))).Container;
+        var dedicated = (await database.CreateContainerIfNotExistsAsync(new ContainerProperties("b", "/pk"), throughput: 500)).Container;
+
+        await database.ReplaceThroughputAsync(1800);
+
+        Assert.Equal(1800, await database.ReadThroughputAsync());
+        Assert.Null(await container.ReadThroughputAsync());
+        Assert.Equal(500, await dedicated.ReadThroughputAsync());
+        var metrics = _emulator.GetMetrics();
+        Assert.Equal(1800, metrics.Container("shared", "a")!.ProvisionedThroughput);
+        Assert.True(metrics.Container("shared", "a")!.SharedThroughput);
+        Assert.Equal(500, metrics.Container("shared", "b")!.ProvisionedThroughput);
     }
 
     [Fact]

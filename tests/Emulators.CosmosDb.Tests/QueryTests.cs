@@ -199,6 +199,16 @@ public sealed class QueryTests(QueryTests.Deliveries data) : IClassFixture<Query
     }
 
     [Fact]
+    public async Task Undefined_parameter_is_400()
+    {
+        var error = await Assert.ThrowsAsync<CosmosException>(() => _container.GetItemQueryIterator<JObject>(
+            new QueryDefinition("SELECT * FROM c WHERE c.ownerId = @missing")).ToListAsync());
+
+        Assert.Equal(HttpStatusCode.BadRequest, error.StatusCode);
+        Assert.Contains("@missing", error.Message);
+    }
+
+    [Fact]
     public async Task Malformed_query_is_400()
     {
         var error = await Assert.ThrowsAsync<CosmosException>(() => _container.GetItemQueryIterator<JObject>("SELECT * FROM c WHERE").ToListAsync());

@@ -92,6 +92,13 @@ internal sealed class GatewayResponse
         Headers.Add(new(name, value));
         return this;
     }
+
+    /// <summary>Names the operation for metrics and request timings.</summary>
+    public GatewayResponse Named(string operation)
+    {
+        Operation = operation;
+        return this;
+    }
 }
 
 /// <summary>A client error detected deep inside a handler; becomes a 400 with this message.</summary>

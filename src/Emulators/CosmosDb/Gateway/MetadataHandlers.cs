@@ -381,12 +381,3 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
     internal static GatewayResponse MethodNotAllowed(GatewayRequest request) =>
         GatewayResponse.Error(405, "MethodNotAllowed", $"{request.Method} is not supported on this resource.");
 }
-
-internal static class GatewayResponseExtensions
-{
-    public static GatewayResponse Named(this GatewayResponse response, string operation)
-    {
-        response.Operation = operation;
-        return response;
-    }
-}

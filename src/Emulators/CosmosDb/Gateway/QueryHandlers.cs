@@ -62,7 +62,11 @@ internal static class QueryHandlers
         }
         else
         {
-            return ExecuteAcrossPartitions(request, container, spec, pageSize, continuation, operation);
+            // The SDK always names the partition key range (or the partition key) a query page is for,
+            // after asking for the query plan; a request without either cannot be charged to a partition.
+            throw new BadRequestException(
+                "A query must name its partition key range (x-ms-documentdb-partitionkeyrangeid) or partition key (x-ms-documentdb-partitionkey); "
+                + "cross-partition queries are fanned out by the client from the query plan.");
         }
 
         var scope = new DocumentScope(ExactEpk: exactEpk);
@@ -79,38 +83,6 @@ internal static class QueryHandlers
         var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, partition.Snapshot(), scope, pageSize, continuation, spec.ResumeFilter);
         var charge = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead);
         return Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
-    }
-
-    // A request with neither a range nor a partition key (clients that skip the query plan): the
-    // whole container in one request, charged to every partition it reads.
-    private static GatewayResponse ExecuteAcrossPartitions(
-        GatewayRequest request,
-        ContainerResource container,
-        QuerySpec spec,
-        int pageSize,
-        string? continuation,
-        string operation)
-    {
-        foreach (var partition in container.Partitions)
-        {
-            if (DataPlane.Admit(container, partition, operation) is { } throttled)
-            {
-                return throttled;
-            }
-        }
-
-        var documents = new PartitionSnapshot([.. container.Partitions.SelectMany(p => p.Snapshot().Documents).OrderBy(d => d.Sequence)]);
-        var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, documents, default, pageSize, continuation, spec.ResumeFilter);
-        var response = Page(container, page).Named(operation);
-        var perPartition = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead / container.Partitions.Count);
-        foreach (var partition in container.Partitions)
-        {
-            response.Charge(container, partition, perPartition, 0);
-        }
-
-        response.DocumentCount = page.DocumentsRead;
-        response.Latency = DataPlane.Milliseconds(container.Latency.FixedMilliseconds + (container.Latency.PerDocumentMilliseconds * page.DocumentsRead));
-        return response;
     }
 
     private static GatewayResponse Page(ContainerResource container, QueryPage page)

@@ -8,8 +8,6 @@ internal sealed record EpkRange(string MinInclusive, string MaxExclusive)
     public bool Contains(string epk) =>
         string.CompareOrdinal(epk, MinInclusive) >= 0 && string.CompareOrdinal(epk, MaxExclusive) < 0;
 
-    public bool Overlaps(string min, string max) =>
-        string.CompareOrdinal(min, MaxExclusive) < 0 && string.CompareOrdinal(max, MinInclusive) > 0;
 }
 
 /// <summary>
@@ -28,8 +26,6 @@ internal sealed class PartitionLayout
     }
 
     public IReadOnlyList<EpkRange> Ranges { get; }
-
-    public int Count => Ranges.Count;
 
     public static PartitionLayout Create(int partitionCount, int hashVersion)
     {

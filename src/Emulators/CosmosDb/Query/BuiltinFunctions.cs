@@ -159,6 +159,4 @@ internal static class BuiltinFunctions
 
         return QueryValue.False;
     }
-
-    internal static string FormatNumber(double value) => value.ToString("R", CultureInfo.InvariantCulture);
 }

@@ -68,10 +68,6 @@ internal readonly struct QueryValue
 
     public bool IsTrue => Kind == QueryValueKind.Boolean && Number != 0;
 
-    public bool HasElement => _hasElement;
-
-    public JsonElement Element => _element;
-
     public static QueryValue FromBoolean(bool value) => value ? True : False;
 
     public static QueryValue FromNumber(double value) => new(QueryValueKind.Number, value);

@@ -125,8 +125,6 @@ internal sealed class ContainerResource
             && index >= 0 && index < Partitions.Count ? Partitions[index] : null;
     }
 
-    public long DocumentCount => Partitions.Sum(p => (long)p.Count);
-
     public void WriteTo(Utf8JsonWriter writer)
     {
         writer.WriteStartObject();
