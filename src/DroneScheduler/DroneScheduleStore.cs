@@ -151,6 +151,10 @@ public sealed class DroneScheduleStore
             catch (CosmosException e) when (e.StatusCode is HttpStatusCode.PreconditionFailed or HttpStatusCode.NotFound && attempt < MaxOptimisticAttempts)
             {
                 operation.AddCharge(e.RequestCharge);
+                if (e.StatusCode == HttpStatusCode.NotFound && !await _drones.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+                {
+                    throw;
+                }
             }
         }
     }
@@ -166,6 +170,11 @@ public sealed class DroneScheduleStore
         catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
         {
             operation.AddCharge(e.RequestCharge);
+            if (!await _drones.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+            {
+                throw;
+            }
+
             return null;
         }
     }
@@ -180,6 +189,10 @@ public sealed class DroneScheduleStore
         catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
         {
             operation.AddCharge(e.RequestCharge);
+            if (!await container.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+            {
+                throw;
+            }
         }
     }
 }

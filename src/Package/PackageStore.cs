@@ -93,6 +93,10 @@ public sealed class PackageStore(CosmosClient client, IOptions<CosmosSettings> c
             catch (CosmosException e) when (e.StatusCode is HttpStatusCode.PreconditionFailed or HttpStatusCode.NotFound && attempt < MaxOptimisticAttempts)
             {
                 operation.AddCharge(e.RequestCharge);
+                if (e.StatusCode == HttpStatusCode.NotFound && !await _container.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+                {
+                    throw;
+                }
             }
         }
     }
@@ -136,6 +140,11 @@ public sealed class PackageStore(CosmosClient client, IOptions<CosmosSettings> c
         {
             // Precondition failed: replaced meanwhile, by the same delivery (a package never changes delivery).
             operation.AddCharge(e.RequestCharge);
+            if (e.StatusCode == HttpStatusCode.NotFound && !await _container.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+            {
+                throw;
+            }
+
             return e.StatusCode == HttpStatusCode.NotFound
                 ? PackageDeleteResult.NotFound
                 : await DeleteAsync(id, deliveryId, cancellationToken).ConfigureAwait(false);
@@ -163,6 +172,11 @@ public sealed class PackageStore(CosmosClient client, IOptions<CosmosSettings> c
         catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
         {
             operation.AddCharge(e.RequestCharge);
+            if (!await _container.IsMissingItemAsync(e, cancellationToken).ConfigureAwait(false))
+            {
+                throw;
+            }
+
             return null;
         }
     }

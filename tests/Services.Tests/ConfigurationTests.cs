@@ -34,10 +34,27 @@ public sealed class ConfigurationTests(CosmosFixture cosmos)
 
         var ready = await service.Client.GetAsync("health/ready");
         var assign = await service.Client.PutJsonAsync($"api/dronedeliveries/{Guid.NewGuid():N}", DroneSchedulerTests.Request("owner-x", DateTimeOffset.UtcNow));
+        var read = await service.Client.GetAsync($"api/dronedeliveries/{Guid.NewGuid():N}");
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, ready.StatusCode);
         Assert.Contains("no-drones-here does not exist", await ready.Content.ReadAsStringAsync());
         Assert.Equal(HttpStatusCode.BadGateway, assign.StatusCode);
+
+        // A missing container is a deployment fault, not an unknown delivery.
+        Assert.Equal(HttpStatusCode.BadGateway, read.StatusCode);
+    }
+
+    [Fact]
+    public async Task The_database_setting_is_the_database_used()
+    {
+        await using var service = await ServiceApp.StartAsync(Definitions.Package, cosmos.Settings(new() { ["Cosmos:DatabaseId"] = "other-database" }));
+
+        var ready = await service.Client.GetAsync("health/ready");
+        var read = await service.Client.GetAsync("api/packages/pkg-1");
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, ready.StatusCode);
+        Assert.Contains("other-database/packages does not exist", await ready.Content.ReadAsStringAsync());
+        Assert.Equal(HttpStatusCode.BadGateway, read.StatusCode);
     }
 
     // Built, not started: nothing may try to reach Azure from a test.
