@@ -4,7 +4,7 @@ using Microsoft.Azure.Cosmos;
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
 /// <summary>
-/// The command-line contract other tools rely on: <c>--port &lt;port&gt; [--config &lt;file&gt;] [--https]</c>,
+/// The command-line contract other tools rely on: <c>--port &lt;port&gt; [--host &lt;address&gt;] [--config &lt;file&gt;] [--https]</c>,
 /// one ready line, and a fast failure that names a bad setting.
 /// </summary>
 public sealed class StartupTests : IDisposable
@@ -68,6 +68,28 @@ public sealed class StartupTests : IDisposable
         var database = await client.CreateDatabaseIfNotExistsAsync("db");
 
         Assert.Equal(System.Net.HttpStatusCode.Created, database.StatusCode);
+    }
+
+    [Fact]
+    public async Task Host_option_listens_on_all_interfaces_for_pods()
+    {
+        var port = FreePort.Next();
+        await using var process = await StartAsync("--port", port.ToString(), "--host", "0.0.0.0");
+        using var client = Client($"http://127.0.0.1:{port}/");
+
+        var database = await client.CreateDatabaseIfNotExistsAsync("db");
+
+        Assert.Equal(System.Net.HttpStatusCode.Created, database.StatusCode);
+        Assert.Contains(process.RecentOutput, line => line == $"Cosmos DB emulator ready on http://127.0.0.1:{port}/");
+    }
+
+    [Fact]
+    public async Task Bad_host_fails_fast()
+    {
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => StartAsync("--port", "0", "--host", "everywhere"));
+
+        Assert.Contains("exited with code 2", error.Message);
+        Assert.Contains("--host", error.Message);
     }
 
     [Theory]

@@ -10,8 +10,14 @@ public sealed class CosmosEmulatorOptions
     public const string WellKnownAccountKey =
         "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
-    /// <summary>TCP port on 127.0.0.1; 0 picks a free one. Default 0.</summary>
+    /// <summary>TCP port; 0 picks a free one. Default 0.</summary>
     public int Port { get; set; }
+
+    /// <summary>
+    /// The IP address to listen on: 127.0.0.1 (default, this machine only), 0.0.0.0 or :: to accept
+    /// connections from other machines or pods, another local address, or <c>localhost</c>.
+    /// </summary>
+    public string Host { get; set; } = "127.0.0.1";
 
     /// <summary>Serve HTTPS with a self-signed certificate (SAN localhost, 127.0.0.1) instead of HTTP. Default false.</summary>
     public bool Https { get; set; }

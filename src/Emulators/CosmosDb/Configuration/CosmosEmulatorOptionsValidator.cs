@@ -14,6 +14,7 @@ public static class CosmosEmulatorOptionsValidator
     {
         ArgumentNullException.ThrowIfNull(options);
         Require(options.Port is >= 0 and <= 65535, $"Port must be between 0 and 65535 (was {options.Port}).");
+        Require(ListenAddress(options.Host) is not null, $"Host must be an IP address such as 127.0.0.1 or 0.0.0.0, or localhost (was '{options.Host}').");
         Require(IsBase64Key(options.AccountKey), "AccountKey must be a non-empty base64 string.");
         Require(ConsistencyLevels.Contains(options.DefaultConsistencyLevel, StringComparer.Ordinal),
             $"DefaultConsistencyLevel must be one of {string.Join(", ", ConsistencyLevels)} (was '{options.DefaultConsistencyLevel}').");
@@ -96,6 +97,12 @@ public static class CosmosEmulatorOptionsValidator
             throw new CosmosEmulatorConfigurationException($"The config file '{path}' is not valid: {e.Message}");
         }
     }
+
+    /// <summary>The address a Host setting names, or null when it names none.</summary>
+    internal static System.Net.IPAddress? ListenAddress(string? host) =>
+        string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) ? System.Net.IPAddress.Loopback
+        : System.Net.IPAddress.TryParse(host, out var address) ? address
+        : null;
 
     internal static bool IsPartitionKeyPath(string? path) =>
         !string.IsNullOrEmpty(path) && path[0] == '/' && path.Split('/').Skip(1).All(s => s.Length > 0);

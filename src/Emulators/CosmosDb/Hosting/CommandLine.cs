@@ -4,16 +4,17 @@ using DroneDelivery.Emulators.CosmosDb.Configuration;
 namespace DroneDelivery.Emulators.CosmosDb;
 
 /// <summary>
-/// <c>--port &lt;port&gt; [--config &lt;file.json&gt;] [--https]</c>: the start-up contract other tools rely on.
+/// <c>--port &lt;port&gt; [--host &lt;address&gt;] [--config &lt;file.json&gt;] [--https]</c>: the start-up contract other tools rely on.
 /// </summary>
 internal static class CommandLine
 {
-    public const string Usage = "Usage: DroneDelivery.Emulators.CosmosDb --port <port> [--config <file.json>] [--https]";
+    public const string Usage = "Usage: DroneDelivery.Emulators.CosmosDb --port <port> [--host <address>] [--config <file.json>] [--https]";
 
     /// <summary>The options the arguments describe; throws with a clear message for anything it does not understand.</summary>
     public static CosmosEmulatorOptions Parse(IReadOnlyList<string> args)
     {
         int? port = null;
+        string? host = null;
         string? config = null;
         var https = false;
         for (var i = 0; i < args.Count; i++)
@@ -28,6 +29,14 @@ internal static class CommandLine
                     }
 
                     port = parsed;
+                    break;
+                case "--host":
+                    host = Value(args, ref i);
+                    if (CosmosEmulatorOptionsValidator.ListenAddress(host) is null)
+                    {
+                        throw new CosmosEmulatorConfigurationException($"--host must be an IP address such as 127.0.0.1 or 0.0.0.0, or localhost (was '{host}').");
+                    }
+
                     break;
                 case "--config":
                     config = Value(args, ref i);
@@ -50,6 +59,7 @@ internal static class CommandLine
             options.Port = 8081;
         }
 
+        options.Host = host ?? options.Host;
         options.Https |= https;
         return options;
     }

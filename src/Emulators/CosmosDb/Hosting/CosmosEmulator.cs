@@ -17,7 +17,7 @@ using Microsoft.Extensions.Logging;
 namespace DroneDelivery.Emulators.CosmosDb;
 
 /// <summary>
-/// A running Cosmos DB emulator on 127.0.0.1. Start one in-process with <see cref="StartAsync"/> and
+/// A running Cosmos DB emulator (on 127.0.0.1 unless told otherwise). Start one in-process with <see cref="StartAsync"/> and
 /// point a <c>CosmosClient</c> (Gateway mode) at <see cref="Endpoint"/> with <see cref="AccountKey"/>;
 /// the same type backs the command-line program.
 /// </summary>
@@ -66,11 +66,12 @@ public sealed class CosmosEmulator : IAsyncDisposable
         {
             kestrel.AddServerHeader = false;
             kestrel.Limits.MaxRequestBodySize = CosmosGateway.MaxRequestBytes + (1024 * 1024);
-            kestrel.Listen(IPAddress.Loopback, options.Port, listen =>
+            var listening = CosmosEmulatorOptionsValidator.ListenAddress(options.Host)!;
+            kestrel.Listen(listening, options.Port, listen =>
             {
                 if (options.Https)
                 {
-                    listen.UseHttps(SelfSignedCertificate.Create());
+                    listen.UseHttps(SelfSignedCertificate.Create(listening));
                     listen.Protocols = HttpProtocols.Http1AndHttp2;
                 }
                 else
@@ -96,7 +97,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
         var address = app.Services.GetRequiredService<Microsoft.AspNetCore.Hosting.Server.IServer>()
             .Features.Get<IServerAddressesFeature>()!.Addresses.First();
         var port = new Uri(address).Port;
-        var endpoint = new Uri($"{(options.Https ? "https" : "http")}://127.0.0.1:{port}/");
+        var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
         return new CosmosEmulator(app, endpoint, options, log, metrics);
     }
 
@@ -120,4 +121,21 @@ public sealed class CosmosEmulator : IAsyncDisposable
     }
 
     internal static JsonSerializerOptions JsonOptions => SnapshotJson;
+
+    // A client on this machine reaches a wildcard listener through loopback.
+    private static string ReachableHost(string host)
+    {
+        var address = CosmosEmulatorOptionsValidator.ListenAddress(host)!;
+        if (address.Equals(IPAddress.Any) || address.Equals(IPAddress.Loopback))
+        {
+            return "127.0.0.1";
+        }
+
+        if (address.Equals(IPAddress.IPv6Any) || address.Equals(IPAddress.IPv6Loopback))
+        {
+            return "[::1]";
+        }
+
+        return address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{address}]" : address.ToString();
+    }
 }

@@ -4,16 +4,20 @@ using System.Security.Cryptography.X509Certificates;
 
 namespace DroneDelivery.Emulators.CosmosDb.Hosting;
 
-/// <summary>A throwaway TLS certificate for <c>localhost</c> and <c>127.0.0.1</c>, made at start-up.</summary>
+/// <summary>A throwaway TLS certificate for <c>localhost</c>, <c>127.0.0.1</c> and the listening address, made at start-up.</summary>
 internal static class SelfSignedCertificate
 {
-    public static X509Certificate2 Create()
+    public static X509Certificate2 Create(IPAddress listening)
     {
         using var key = RSA.Create(2048);
         var request = new CertificateRequest("CN=localhost", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
         var names = new SubjectAlternativeNameBuilder();
         names.AddDnsName("localhost");
         names.AddIpAddress(IPAddress.Loopback);
+        if (!IPAddress.IsLoopback(listening) && !listening.Equals(IPAddress.Any) && !listening.Equals(IPAddress.IPv6Any))
+        {
+            names.AddIpAddress(listening);
+        }
         request.CertificateExtensions.Add(names.Build());
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, false));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature | X509KeyUsageFlags.KeyEncipherment, false));
