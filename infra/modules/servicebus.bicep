@@ -23,7 +23,7 @@ param lockDuration string = 'PT1M'
 @description('Deliveries before a message is dead-lettered.')
 @minValue(1)
 @maxValue(2000)
-param maxDeliveryCount int = 10
+param maxDeliveryCount int = 5
 
 @description('Principal id of the ingestion identity (sender).')
 param ingestionPrincipalId string

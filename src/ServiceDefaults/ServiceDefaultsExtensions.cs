@@ -7,6 +7,8 @@ using DroneDelivery.ServiceDefaults.Telemetry;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Configuration.Memory;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
@@ -25,6 +27,7 @@ public static class ServiceDefaultsExtensions
     /// <param name="serviceName">The service's name in telemetry, e.g. <c>gateway</c>.</param>
     public static WebApplicationBuilder AddServiceDefaults(this WebApplicationBuilder builder, string serviceName)
     {
+        AddDefaultLogLevels(builder.Configuration);
         builder.AddTelemetry(serviceName);
         builder.AddHttpClientDefaults();
         builder.Services.AddHealthChecks().AddCheck("self", () => HealthCheckResult.Healthy(), [HealthTags.Live]);
@@ -36,6 +39,22 @@ public static class ServiceDefaultsExtensions
         builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
         return builder;
     }
+
+    /// <summary>
+    /// Log levels every service starts from, as the lowest-priority configuration source so that
+    /// <c>Logging__LogLevel__*</c> settings still override them: the framework's one-line-per-request
+    /// Information logs are noise under load; failures still show at Warning and above.
+    /// </summary>
+    private static void AddDefaultLogLevels(IConfigurationBuilder configuration) =>
+        configuration.Sources.Insert(0, new MemoryConfigurationSource
+        {
+            InitialData = new Dictionary<string, string?>
+            {
+                ["Logging:LogLevel:Default"] = "Information",
+                ["Logging:LogLevel:Microsoft.AspNetCore"] = "Warning",
+                ["Logging:LogLevel:System.Net.Http.HttpClient"] = "Warning",
+            },
+        });
 
     /// <summary>Error handling, <c>/health/live</c>, <c>/health/ready</c> and <c>/metrics</c>.</summary>
     public static WebApplication MapDefaultEndpoints(this WebApplication app)

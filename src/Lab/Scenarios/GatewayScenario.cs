@@ -65,7 +65,7 @@ internal sealed class GatewayScenario : LabScenario
 
     /// <summary>The case study's step load: 1 → 40 users over the test (8 minutes, compressed in quick mode).</summary>
     public override LoadShape StepShape(LabContext context) =>
-        new ClosedLoad(1, 40, TimeSpan.FromSeconds(480 / context.TimeScale)) { ThinkTime = context.Calibration.ThinkTime };
+        new ClosedLoad(1, 40, TimeSpan.FromSeconds(480 / context.TimeScale)) { ThinkTime = context.Calibration.InvoiceThinkTime };
 
     public override async Task<object> BaselineAsync(LabContext context, Step step, SystemSampler sampler, CancellationToken cancellationToken) =>
         new Baseline(

@@ -79,7 +79,7 @@ internal static class SoakRunner
                 var plan = new LoadTestPlan
                 {
                     Scenario = scenario.Workload(context),
-                    Shape = ClosedLoad.Constant(users, duration) with { ThinkTime = options.Calibration.ThinkTime },
+                    Shape = ClosedLoad.Constant(users, duration) with { ThinkTime = ThinkTime(scenario, options) },
                     Bounds = new LoadBounds { MaxDuration = duration + TimeSpan.FromMinutes(1), MaxRequests = long.MaxValue / 2 },
                 };
                 var load = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
@@ -122,7 +122,7 @@ internal static class SoakRunner
 
         var md = new StringBuilder();
         md.AppendLine(CultureInfo.InvariantCulture, $"# Soak: {result.Step.Title}").AppendLine();
-        md.AppendLine(CultureInfo.InvariantCulture, $"{users} users (think time {options.Calibration.ThinkTime.TotalMilliseconds:0} ms) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests.").AppendLine();
+        md.AppendLine(CultureInfo.InvariantCulture, $"{users} users (think time {ThinkTime(LabRunner.Scenario(result.Step.Id[..1]), options).TotalMilliseconds:0} ms) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests.").AppendLine();
         md.AppendLine("| | first fifth | last fifth | change |").AppendLine("|---|---|---|---|");
         md.AppendLine(CultureInfo.InvariantCulture, $"| successful requests/s | {Rate(early):0.0} | {Rate(late):0.0} | {Change(Rate(early), Rate(late))} |");
         md.AppendLine(CultureInfo.InvariantCulture, $"| p99 latency, ms (mean of seconds) | {P99(early):0} | {P99(late):0} | {Change(P99(early), P99(late))} |");
@@ -147,6 +147,9 @@ internal static class SoakRunner
         await File.WriteAllTextAsync(file, md.ToString(), cancellationToken).ConfigureAwait(false);
         return file;
     }
+
+    private static TimeSpan ThinkTime(LabScenario scenario, LabRunOptions options) =>
+        scenario is GatewayScenario ? options.Calibration.InvoiceThinkTime : options.Calibration.DeliveryRequestThinkTime;
 
     private static string Change(double before, double after) =>
         before == 0 ? "–" : ((after - before) / before).ToString("+0%;-0%;0%", CultureInfo.InvariantCulture);

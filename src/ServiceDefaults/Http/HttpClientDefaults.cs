@@ -38,9 +38,6 @@ internal static class HttpClientDefaults
             http.SetHandlerLifetime(Timeout.InfiniteTimeSpan);
         });
         builder.Services.AddSingleton<IHttpMessageHandlerBuilderFilter, ResilienceHandlerFilter>();
-
-        // One line per outgoing request at Information is noise under load; failures are still logged.
-        builder.Logging.AddFilter("System.Net.Http.HttpClient", LogLevel.Warning);
     }
 
     private sealed class ResilienceHandlerFilter(
