@@ -95,7 +95,7 @@ internal static class CapacityRunner
         {
             var context = new LabContext(deployment, options, catalog);
             await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
-            await scenario.PrepareAsync(context, cancellationToken).ConfigureAwait(false);
+            await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
             await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
 
             var points = new List<CapacityPoint>();

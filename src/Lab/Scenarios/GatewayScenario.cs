@@ -27,11 +27,10 @@ internal sealed class GatewayScenario : LabScenario
 
     public override bool FreshEachStep => false;
 
-    /// <summary>Loads the same deterministic data set into every utilization container the steps use.</summary>
-    public override async Task PrepareAsync(LabContext context, CancellationToken cancellationToken)
+    /// <summary>Loads the same deterministic data set into every utilization container the given steps read.</summary>
+    public override async Task PrepareAsync(LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken)
     {
-        var containers = StepIds
-            .Select(id => context.Catalog[id])
+        var containers = steps
             .Select(step => step.Settings(ServiceKind.DroneScheduler).GetValueOrDefault("Utilization__ContainerId", "utilization"))
             .Distinct(StringComparer.Ordinal);
         foreach (var id in containers)

@@ -46,14 +46,15 @@ internal static class LabRunner
         await using (deployment.ConfigureAwait(false))
         {
             var context = new LabContext(deployment, options, catalog);
+            var steps = stepIds.Select(id => catalog[id]).ToList();
             var first = true;
-            foreach (var step in stepIds.Select(id => catalog[id]))
+            foreach (var step in steps)
             {
                 options.Log($"step {step.Title}");
                 await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
                 if (first)
                 {
-                    await scenario.PrepareAsync(context, cancellationToken).ConfigureAwait(false);
+                    await scenario.PrepareAsync(context, steps, cancellationToken).ConfigureAwait(false);
                     first = false;
                 }
 

@@ -61,8 +61,8 @@ internal abstract class LabScenario
         return [.. containers.Values];
     }
 
-    /// <summary>Once, after the first step's configuration is applied (e.g. seeding).</summary>
-    public virtual Task PrepareAsync(LabContext context, CancellationToken cancellationToken) => Task.CompletedTask;
+    /// <summary>Once, after the first step's configuration is applied (e.g. seeding what the given steps read).</summary>
+    public virtual Task PrepareAsync(LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <summary>After a step's configuration is applied, before measuring starts.</summary>
     public virtual Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken) => Task.CompletedTask;

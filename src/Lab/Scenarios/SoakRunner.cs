@@ -68,7 +68,7 @@ internal static class SoakRunner
         {
             var context = new LabContext(deployment, options, catalog);
             await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
-            await scenario.PrepareAsync(context, cancellationToken).ConfigureAwait(false);
+            await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
             await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
 
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
