@@ -7,8 +7,8 @@ using DroneDelivery.LocalSystem;
 
 // dotnet run --project src/Lab -- run A B --quick      replay both case studies (the README's main command)
 // dotnet run --project src/Lab -- run A --full --steps A1,A3
-// dotnet run --project src/Lab -- soak --step B5 --duration 10m --users 20
-// dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 250ms --target-rate 500
+// dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20
+// dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
 var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());

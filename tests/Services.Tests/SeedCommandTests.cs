@@ -66,6 +66,47 @@ public sealed class SeedCommandTests(CosmosFixture cosmos)
         Assert.Contains("exists partitioned by /partitionKey, not /ownerId", error);
     }
 
+    [Fact]
+    public async Task Load_only_fills_the_existing_container_and_changes_nothing_else()
+    {
+        var container = "load-only-" + Guid.NewGuid().ToString("N")[..8];
+        await RunAsync("--provision-only", "--container", container, "--throughput", "900");
+
+        var (exitCode, output, error) = await RunAsync("--load-only", "--container", container, "--throughput", "2500", "--owners", "2", "--deliveries", "3");
+
+        Assert.True(exitCode == 0, error);
+        Assert.Contains("loading only", output);
+        Assert.DoesNotContain("throughput", output);
+        var utilization = cosmos.Client.GetContainer(CosmosFixture.DatabaseId, container);
+        Assert.Equal(900, await utilization.ReadThroughputAsync());
+        Assert.Equal(6, await CountAsync(utilization, "SELECT VALUE COUNT(1) FROM c"));
+    }
+
+    [Fact]
+    public async Task Load_only_into_a_missing_container_fails_naming_it()
+    {
+        var (exitCode, _, error) = await RunAsync("--load-only", "--container", "never-created");
+
+        Assert.Equal(1, exitCode);
+        Assert.Contains($"Container {CosmosFixture.DatabaseId}/never-created does not exist; --load-only creates nothing", error);
+        await Assert.ThrowsAsync<CosmosException>(() => cosmos.Client.GetContainer(CosmosFixture.DatabaseId, "never-created").ReadContainerAsync());
+    }
+
+    [Theory]
+    [InlineData("with Entra ID (--account-endpoint) add --load-only", "--account-endpoint", "https://contoso.documents.azure.com:443/")]
+    [InlineData("must be an https address", "--account-endpoint", "http://contoso.documents.azure.com/", "--load-only")]
+    [InlineData("choose the key (--connection-string) or Entra ID", "--account-endpoint", "https://contoso.documents.azure.com:443/", "--connection-string", "AccountEndpoint=https://x/;AccountKey=a2V5;", "--load-only")]
+    [InlineData("No Cosmos DB account")]
+    public async Task The_account_is_a_key_or_Entra_ID_for_loading_only(string expected, params string[] args)
+    {
+        var error = new StringWriter();
+
+        var exitCode = await SeedCommand.RunAsync(args, new StringWriter(), error);
+
+        Assert.Equal(2, exitCode);
+        Assert.Contains(expected, error.ToString(), StringComparison.OrdinalIgnoreCase);
+    }
+
     [Theory]
     [InlineData("--owners", "0", "--owners must be at least 1")]
     [InlineData("--first-month", "2025-13", "--first-month must be yyyy-MM")]

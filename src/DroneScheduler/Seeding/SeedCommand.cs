@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
+using Azure.Identity;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Cosmos;
 using Microsoft.Azure.Cosmos;
@@ -10,9 +11,11 @@ namespace DroneDelivery.DroneScheduler.Seeding;
 /// <summary>
 /// <c>dotnet DroneDelivery.DroneScheduler.dll seed [options]</c>: provisions the database and the
 /// packages, drones and utilization containers, and loads the deterministic utilization data set of
-/// scenario A. The account comes from <c>--connection-string</c> or, like the service, from
-/// <c>Cosmos:ConnectionString</c> (environment variable <c>Cosmos__ConnectionString</c>). Exit codes:
-/// 0 done, 1 failed, 2 bad arguments.
+/// scenario A. The account comes, like the service's, from a key — <c>--connection-string</c> or
+/// <c>Cosmos:ConnectionString</c> — or from Entra ID — <c>--account-endpoint</c> or
+/// <c>Cosmos:AccountEndpoint</c> with DefaultAzureCredential, which only loads data
+/// (<c>--load-only</c>): data-plane roles cannot create containers or change throughput. Exit
+/// codes: 0 done, 1 failed, 2 bad arguments.
 /// </summary>
 public static class SeedCommand
 {
@@ -29,6 +32,11 @@ public static class SeedCommand
         {
             Description = "Cosmos DB connection string (AccountEndpoint=...;AccountKey=...;). Default: Cosmos:ConnectionString.",
             DefaultValueFactory = _ => configuration["Cosmos:ConnectionString"],
+        };
+        var accountEndpoint = new Option<string?>("--account-endpoint")
+        {
+            Description = "Cosmos DB account endpoint for Entra ID (DefaultAzureCredential); requires --load-only. Default: Cosmos:AccountEndpoint.",
+            DefaultValueFactory = _ => configuration["Cosmos:AccountEndpoint"],
         };
         var database = new Option<string>("--database") { Description = "Database id.", DefaultValueFactory = _ => configuration["Cosmos:DatabaseId"] ?? defaults.DatabaseId };
         var container = new Option<string>("--container") { Description = "Utilization container id.", DefaultValueFactory = _ => defaults.UtilizationContainerId };
@@ -51,11 +59,12 @@ public static class SeedCommand
         var concurrency = new Option<int>("--concurrency") { Description = "Upserts in flight at once.", DefaultValueFactory = _ => defaults.Concurrency };
         var fleetSize = new Option<int>("--fleet-size") { Description = "Drones the documents are spread over.", DefaultValueFactory = _ => defaults.FleetSize };
         var provisionOnly = new Option<bool>("--provision-only") { Description = "Only create the database and containers; load nothing." };
+        var loadOnly = new Option<bool>("--load-only") { Description = "Only load the existing utilization container; create nothing, change no throughput." };
 
         var command = new RootCommand("Provisions the Cosmos DB containers and loads the utilization data set of scenario A.")
         {
-            connectionString, database, container, partitionKeyPath, throughput, loadThroughput, otherThroughput, packages, drones,
-            owners, firstMonth, months, deliveries, seed, concurrency, fleetSize, provisionOnly,
+            connectionString, accountEndpoint, database, container, partitionKeyPath, throughput, loadThroughput, otherThroughput, packages, drones,
+            owners, firstMonth, months, deliveries, seed, concurrency, fleetSize, provisionOnly, loadOnly,
         };
         var exitCode = 0;
         command.SetAction(async (result, cancellationToken) =>
@@ -84,13 +93,10 @@ public static class SeedCommand
                 Concurrency = result.GetValue(concurrency),
                 FleetSize = result.GetValue(fleetSize),
                 ProvisionOnly = result.GetValue(provisionOnly),
+                LoadOnly = result.GetValue(loadOnly),
             };
             problems.AddRange(options.Validate());
-            var cosmos = result.GetValue(connectionString);
-            if (string.IsNullOrWhiteSpace(cosmos))
-            {
-                problems.Add("No Cosmos DB account: pass --connection-string or set Cosmos__ConnectionString.");
-            }
+            var account = Account(result.GetValue(connectionString), result.GetValue(accountEndpoint), options, problems);
 
             if (problems.Count > 0)
             {
@@ -103,7 +109,7 @@ public static class SeedCommand
                 return;
             }
 
-            exitCode = await SeedAsync(cosmos!, options, output, error, cancellationToken);
+            exitCode = await SeedAsync(account!, options, output, error, cancellationToken);
         });
 
         var parsed = command.Parse(args);
@@ -121,9 +127,45 @@ public static class SeedCommand
         return invoked != 0 ? invoked : exitCode;
     }
 
-    private static async Task<int> SeedAsync(string connectionString, SeedOptions options, TextWriter output, TextWriter error, CancellationToken cancellationToken)
+    /// <summary>How to reach the account: a key (connection string) or Entra ID (endpoint), exactly one.</summary>
+    private static Func<CosmosClientOptions, CosmosClient>? Account(string? connectionString, string? accountEndpoint, SeedOptions options, List<string> problems)
     {
-        using var client = new CosmosClient(connectionString, new CosmosClientOptions
+        var hasKey = !string.IsNullOrWhiteSpace(connectionString);
+        var hasEndpoint = !string.IsNullOrWhiteSpace(accountEndpoint);
+        if (hasKey && hasEndpoint)
+        {
+            problems.Add("Both a connection string and an account endpoint are set: choose the key (--connection-string) or Entra ID (--account-endpoint).");
+            return null;
+        }
+
+        if (hasKey)
+        {
+            return clientOptions => new CosmosClient(connectionString, clientOptions);
+        }
+
+        if (!hasEndpoint)
+        {
+            problems.Add("No Cosmos DB account: pass --connection-string (or set Cosmos__ConnectionString) or --account-endpoint (or set Cosmos__AccountEndpoint).");
+            return null;
+        }
+
+        if (!Uri.TryCreate(accountEndpoint, UriKind.Absolute, out var endpoint) || endpoint.Scheme != Uri.UriSchemeHttps)
+        {
+            problems.Add($"--account-endpoint must be an https address (was {accountEndpoint}).");
+            return null;
+        }
+
+        if (!options.LoadOnly)
+        {
+            problems.Add("With Entra ID (--account-endpoint) add --load-only: data-plane roles cannot create containers or change throughput; the infrastructure sets those.");
+        }
+
+        return clientOptions => new CosmosClient(endpoint.AbsoluteUri, new DefaultAzureCredential(), clientOptions);
+    }
+
+    private static async Task<int> SeedAsync(Func<CosmosClientOptions, CosmosClient> account, SeedOptions options, TextWriter output, TextWriter error, CancellationToken cancellationToken)
+    {
+        using var client = account(new CosmosClientOptions
         {
             ConnectionMode = ConnectionMode.Gateway,
             LimitToEndpoint = true,
@@ -139,7 +181,7 @@ public static class SeedCommand
             await new UtilizationSeeder(client, output).RunAsync(options, cancellationToken);
             return 0;
         }
-        catch (Exception e) when (e is SeedException or CosmosException or HttpRequestException)
+        catch (Exception e) when (e is SeedException or CosmosException or HttpRequestException or AuthenticationFailedException)
         {
             await error.WriteLineAsync($"seed: {e.Message}");
             return 1;

@@ -50,6 +50,13 @@ public sealed record SeedOptions
     /// <summary>Only create the database and containers (and set throughput); load nothing.</summary>
     public bool ProvisionOnly { get; init; }
 
+    /// <summary>
+    /// Only load documents into the existing utilization container: create nothing, change no
+    /// throughput. What an Entra ID data-plane role allows (on Azure the infrastructure owns the
+    /// containers and their RU/s).
+    /// </summary>
+    public bool LoadOnly { get; init; }
+
     public long DocumentCount => (long)Owners * Months * DeliveriesPerOwnerMonth;
 
     /// <summary>The owner id of owner number <paramref name="index"/>.</summary>
@@ -73,6 +80,11 @@ public sealed record SeedOptions
             {
                 yield return $"{name} must be at least {min} (was {value}).";
             }
+        }
+
+        if (ProvisionOnly && LoadOnly)
+        {
+            yield return "--provision-only and --load-only exclude each other.";
         }
 
         if (Owners > 10_000)

@@ -19,6 +19,11 @@ public sealed class UtilizationSeeder(CosmosClient client, TextWriter output)
 {
     public async Task<SeedReport> RunAsync(SeedOptions options, CancellationToken cancellationToken)
     {
+        if (options.LoadOnly)
+        {
+            return await LoadAsync(await ExistingContainerAsync(options, cancellationToken).ConfigureAwait(false), options, cancellationToken).ConfigureAwait(false);
+        }
+
         var database = (await client.CreateDatabaseIfNotExistsAsync(options.DatabaseId, cancellationToken: cancellationToken).ConfigureAwait(false)).Database;
         await EnsureContainerAsync(database, options.PackagesContainerId, "/id", options.OtherThroughput, replaceThroughput: false, cancellationToken).ConfigureAwait(false);
         await EnsureContainerAsync(database, options.DronesContainerId, "/id", options.OtherThroughput, replaceThroughput: false, cancellationToken).ConfigureAwait(false);
@@ -37,6 +42,37 @@ public sealed class UtilizationSeeder(CosmosClient client, TextWriter output)
         }
 
         return report;
+    }
+
+    /// <summary>The utilization container as the infrastructure created it, checked for the expected partition key.</summary>
+    private async Task<Container> ExistingContainerAsync(SeedOptions options, CancellationToken cancellationToken)
+    {
+        var container = client.GetContainer(options.DatabaseId, options.UtilizationContainerId);
+        ContainerProperties properties;
+        try
+        {
+            properties = (await container.ReadContainerAsync(cancellationToken: cancellationToken).ConfigureAwait(false)).Resource;
+        }
+        catch (CosmosException e) when (e.StatusCode == HttpStatusCode.NotFound)
+        {
+            throw new SeedException(
+                $"Container {options.DatabaseId}/{options.UtilizationContainerId} does not exist; --load-only creates nothing " +
+                "(on Azure the infrastructure creates the containers; locally run without --load-only).");
+        }
+
+        CheckPartitionKey(options.DatabaseId, options.UtilizationContainerId, properties.PartitionKeyPath, options.PartitionKeyPath);
+        await output.WriteLineAsync($"Container {options.DatabaseId}/{options.UtilizationContainerId} exists, partitioned by {properties.PartitionKeyPath}; loading only.").ConfigureAwait(false);
+        return container;
+    }
+
+    private static void CheckPartitionKey(string databaseId, string containerId, string actualPath, string expectedPath)
+    {
+        if (actualPath != expectedPath)
+        {
+            throw new SeedException(
+                $"Container {databaseId}/{containerId} exists partitioned by {actualPath}, not {expectedPath}. " +
+                "A partition key cannot change: choose another container id (e.g. utilization-by-owner for /ownerId).");
+        }
     }
 
     private async Task<Container> EnsureContainerAsync(
@@ -62,12 +98,7 @@ public sealed class UtilizationSeeder(CosmosClient client, TextWriter output)
         }
 
         var actualPath = existing.PartitionKeyPath;
-        if (actualPath != partitionKeyPath)
-        {
-            throw new SeedException(
-                $"Container {database.Id}/{containerId} exists partitioned by {actualPath}, not {partitionKeyPath}. " +
-                "A partition key cannot change: choose another container id (e.g. utilization-by-owner for /ownerId).");
-        }
+        CheckPartitionKey(database.Id, containerId, actualPath, partitionKeyPath);
 
         var current = await container.ReadThroughputAsync(cancellationToken).ConfigureAwait(false);
         if (replaceThroughput && current != throughput)

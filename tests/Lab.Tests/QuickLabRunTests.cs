@@ -1,0 +1,146 @@
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using Xunit;
+
+namespace DroneDelivery.Lab.Tests;
+
+/// <summary>
+/// One quick lab run over the steps whose effects are the heart of each case study — A1 (429s),
+/// A3 (parallel fan-out), B2 (the slow baseline), B4 (prefetch with short locks) and B5 (long
+/// locks) — shared by the tests below. The figures are checked from <c>results.json</c>, not from
+/// the lab's own verdicts, so a wrong verdict rule cannot hide a missing effect.
+/// </summary>
+public sealed class QuickLabRun : IAsyncLifetime
+{
+    public string Output { get; } = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
+
+    public int ExitCode { get; private set; }
+
+    public string Console { get; private set; } = string.Empty;
+
+    public IReadOnlyList<string> Leftovers { get; private set; } = [];
+
+    public JsonElement Results { get; private set; }
+
+    public async Task InitializeAsync()
+    {
+        using var lab = new LabProcess("run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output);
+        ExitCode = await lab.ExitCodeAsync(TimeSpan.FromMinutes(20));
+        Console = lab.Output;
+        Leftovers = lab.Leftovers();
+        var results = Path.Combine(Output, "results.json");
+        Results = File.Exists(results) ? JsonDocument.Parse(File.ReadAllText(results)).RootElement.Clone() : default;
+    }
+
+    public JsonElement Step(string id) =>
+        Results.GetProperty("scenarios").EnumerateArray()
+            .SelectMany(s => s.GetProperty("steps").EnumerateArray())
+            .Single(s => s.GetProperty("id").GetString() == id);
+
+    public Task DisposeAsync()
+    {
+        Directory.Delete(Output, recursive: true);
+        return Task.CompletedTask;
+    }
+}
+
+[Trait("Category", "Lab")]
+public sealed class QuickLabRunTests(QuickLabRun run) : IClassFixture<QuickLabRun>
+{
+    [Fact]
+    public void The_run_ends_with_every_expectation_met_and_nothing_left_running()
+    {
+        Assert.True(run.ExitCode == 0, $"exit code {run.ExitCode}{Environment.NewLine}{run.Console}");
+        Assert.Contains("Every step showed the effect its article describes.", run.Console, StringComparison.Ordinal);
+        Assert.Empty(run.Leftovers);
+    }
+
+    [Fact]
+    public void A1_throttles_and_A3_parallel_queries_cut_the_latency()
+    {
+        var a1 = run.Step("A1");
+        var a3 = run.Step("A3");
+        Assert.True(a1.GetProperty("cosmos").GetProperty("throttledRequests").GetInt64() > 0, a1.ToString());
+        Assert.Equal(0, a3.GetProperty("cosmos").GetProperty("throttledRequests").GetInt64());
+        Assert.True(
+            a3.GetProperty("averageLatencyMs").GetDouble() < 0.6 * a1.GetProperty("averageLatencyMs").GetDouble(),
+            $"A3 {a3.GetProperty("averageLatencyMs")} ms vs A1 {a1.GetProperty("averageLatencyMs")} ms");
+
+        // The utilization query fans out to every one of the 9 physical partitions (plus retries of 429s in A1).
+        Assert.InRange(a3.GetProperty("cosmos").GetProperty("callsPerOperation").GetDouble(), 8.5, 10);
+        Assert.InRange(a3.GetProperty("cosmos").GetProperty("requestUnitsPerOperation").GetDouble(), 20, 40);
+    }
+
+    [Fact]
+    public void B4_redelivers_and_dead_letters_while_B5_completes_every_message()
+    {
+        var b2 = run.Step("B2").GetProperty("pipeline");
+        var b4 = run.Step("B4").GetProperty("pipeline");
+        var b5 = run.Step("B5").GetProperty("pipeline");
+
+        Assert.True(b4.GetProperty("outgoing").GetInt64() > b4.GetProperty("incoming").GetInt64(), b4.ToString());
+        Assert.True(b4.GetProperty("lockLost").GetInt64() > 0, b4.ToString());
+        Assert.True(b4.GetProperty("deadLettered").GetInt64() > 0, b4.ToString());
+
+        // Nothing lost: every request Ingestion accepted was carried out.
+        Assert.Equal(0, b5.GetProperty("deadLettered").GetInt64());
+        Assert.Equal(b5.GetProperty("incoming").GetInt64(), b5.GetProperty("completed").GetInt64());
+        Assert.Equal(run.Step("B5").GetProperty("successes").GetInt64(), b5.GetProperty("incoming").GetInt64());
+        Assert.True(
+            b5.GetProperty("maxCompletionsPerSecond").GetDouble() >= 3 * b2.GetProperty("maxCompletionsPerSecond").GetDouble(),
+            $"B5 {b5.GetProperty("maxCompletionsPerSecond")} vs B2 {b2.GetProperty("maxCompletionsPerSecond")} completions/s");
+    }
+
+    [Fact]
+    public void The_report_page_shows_every_chart_and_every_chart_has_data()
+    {
+        var html = File.ReadAllText(Path.Combine(run.Output, "index.html"));
+        var images = Regex.Matches(html, "<img src=\"([^\"]+)\"").Select(m => m.Groups[1].Value).ToList();
+        Assert.Contains(images, i => i.Contains("A1-", StringComparison.Ordinal));
+        Assert.Contains(images, i => i.Contains("B4-incoming-outgoing", StringComparison.Ordinal));
+        foreach (var image in images)
+        {
+            var path = Path.Combine(run.Output, image);
+            Assert.True(File.Exists(path), $"{image} is referenced by index.html but missing");
+            var svg = File.ReadAllText(path);
+            Assert.StartsWith("<svg", svg, StringComparison.Ordinal);
+            if (image.EndsWith("-throughput.svg", StringComparison.Ordinal) || image.EndsWith("-incoming-outgoing.svg", StringComparison.Ordinal))
+            {
+                // A series over the step's seconds is one path of many segments; axes and grid lines have one each.
+                var longest = Regex.Matches(svg, "<path d=\"([^\"]+)\"").Max(m => m.Groups[1].Value.Count(c => c == 'L'));
+                Assert.True(longest >= 20, $"{image} draws no series (longest path has {longest} segments)");
+            }
+        }
+
+        var report = File.ReadAllText(Path.Combine(run.Output, "report.md"));
+        Assert.Contains("| metric | A1 article | A1 here |", report, StringComparison.Ordinal);
+        Assert.Contains("### Step B5", report, StringComparison.Ordinal);
+    }
+}
+
+[Trait("Category", "Lab")]
+public sealed class LabInterruptTests
+{
+    [Fact]
+    public async Task Ctrl_C_stops_the_lab_and_every_process_it_started()
+    {
+        var output = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
+        try
+        {
+            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--output", output);
+            Assert.True(
+                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 3 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(3), TimeSpan.FromMilliseconds(200)),
+                lab.Output);
+            Assert.NotEmpty(lab.Leftovers());
+
+            lab.Interrupt();
+
+            Assert.Equal(130, await lab.ExitCodeAsync(TimeSpan.FromMinutes(1)));
+            Assert.True(await TestSupport.Eventually.TrueAsync(() => lab.Leftovers().Count == 0, TimeSpan.FromSeconds(10)), string.Join(Environment.NewLine, lab.Leftovers()));
+        }
+        finally
+        {
+            Directory.Delete(output, recursive: true);
+        }
+    }
+}
