@@ -98,8 +98,9 @@ internal static class ReportWriter
 
         if (result.Pipeline is { } pipeline)
         {
+            // Incoming as a shaded area: where outgoing follows it exactly (B5) the line lies on the area's edge.
             yield return Charts.TimeSeries($"{id}-incoming-outgoing.svg", $"{id}: Service Bus incoming vs outgoing messages per second", [
-                new(pipeline.IncomingPerSecond),
+                new(pipeline.IncomingPerSecond, Area: true),
                 new(pipeline.OutgoingPerSecond),
                 new(pipeline.DeadLetteredPerSecond, Dashed: true),
             ], "messages/s");
