@@ -13,7 +13,9 @@ var root = new RootCommand("Drone Delivery lab: runs the whole system on this ma
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());
 root.Subcommands.Add(LabCommands.Capacity());
-return await root.Parse(args).InvokeAsync().ConfigureAwait(false);
+// Ctrl-C cancels the run; the lab then stops every process it started, which takes longer than
+// System.CommandLine's default 2-second grace before it ends the process regardless.
+return await root.Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(2) }).ConfigureAwait(false);
 
 namespace DroneDelivery.Lab
 {

@@ -56,20 +56,22 @@ public sealed class LocalProcess : IAsyncDisposable
     // $1 = parent pid, rest = the command. The command runs in its own session (setsid) so that
     // stopping it also stops anything it started. The script prints the command's pid, relays
     // TERM/INT/HUP to its process group, polls the parent once a second and exits with the
-    // command's status.
+    // command's status. The poll's sleep is killed on the way out so that none outlives the script.
     internal const string WatchdogScript = """
         parent=$1; shift
         setsid "$@" &
         child=$!
         echo "__local_process_child_pid__=$child" >&2
+        sleeper=
         stop() {
+          [ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null
           kill -TERM "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null
           i=0
           while kill -0 "$child" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
           kill -KILL "-$child" 2>/dev/null
         }
         trap stop TERM INT HUP
-        while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1 >/dev/null 2>&1 & wait $!; done
+        while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1 >/dev/null 2>&1 & sleeper=$!; wait $sleeper; done
         kill -0 "$child" 2>/dev/null && stop
         wait "$child"
         status=$?

@@ -70,6 +70,38 @@ public sealed class HostingTests
     }
 
     [Fact]
+    public async Task Emulator_process_stops_at_once_on_SIGTERM_with_clients_connected()
+    {
+        var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");
+        await File.WriteAllTextAsync(config, ConfigJson);
+        var port = FreePort.Next();
+        try
+        {
+            await using var process = await LocalProcess.StartAsync(
+                LocalProcessSpec.ForProject("servicebus-emulator", "DroneDelivery.Emulators.ServiceBus", "--port", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "--http-port", FreePort.Next().ToString(System.Globalization.CultureInfo.InvariantCulture), "--config", config)
+                    with { IsReadyLine = line => line.StartsWith(ServiceBusEmulator.ReadyLinePrefix, StringComparison.Ordinal) });
+            var connection = $"Endpoint=sb://127.0.0.1:{port};SharedAccessKeyName=LabKey;SharedAccessKey=lab-secret;UseDevelopmentEmulator=true";
+            await using var client = new ServiceBusClient(connection, EmulatorScope.Fast());
+            await using var sender = client.CreateSender("deliveries");
+            await sender.SendMessageAsync(new ServiceBusMessage("pending"));
+
+            // What Kubernetes and the lab send; the emulator must not wait for its clients to leave.
+            using (var kill = System.Diagnostics.Process.Start("kill", ["-TERM", process.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
+            {
+                await kill.WaitForExitAsync();
+            }
+
+            var exited = await Task.WhenAny(process.Exited, Task.Delay(TimeSpan.FromSeconds(5)));
+            Assert.True(exited == process.Exited, "the emulator was still running 5 s after SIGTERM");
+            Assert.Equal(0, await process.Exited);
+        }
+        finally
+        {
+            File.Delete(config);
+        }
+    }
+
+    [Fact]
     public async Task Emulator_process_with_a_bad_config_entry_exits_naming_it()
     {
         var config = Path.Combine(Path.GetTempPath(), $"sb-config-{Guid.NewGuid():N}.json");

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using System.Globalization;
 using DroneDelivery.Emulators.ServiceBus;
 
@@ -25,12 +26,11 @@ emulator.ConnectionFailed += line => Console.Error.WriteLine("Service Bus emulat
 Console.WriteLine(emulator.ReadyLine);
 Console.WriteLine($"Connection string: {emulator.ConnectionString}");
 using var stop = new CancellationTokenSource();
-Console.CancelKeyPress += (_, e) =>
-{
-    e.Cancel = true;
-    stop.Cancel();
-};
-AppDomain.CurrentDomain.ProcessExit += (_, _) => stop.Cancel();
+
+// Ctrl+C and SIGTERM (Kubernetes, the lab) end the wait below; the emulator is then disposed and the
+// program returns 0, instead of the runtime ending the process from its signal handler.
+using var interrupt = PosixSignalRegistration.Create(PosixSignal.SIGINT, Stop);
+using var terminate = PosixSignalRegistration.Create(PosixSignal.SIGTERM, Stop);
 try
 {
     await Task.Delay(Timeout.Infinite, stop.Token);
@@ -40,6 +40,12 @@ catch (OperationCanceledException)
 }
 
 return 0;
+
+void Stop(PosixSignalContext context)
+{
+    context.Cancel = true;
+    stop.Cancel();
+}
 
 static async Task<ServiceBusEmulator?> StartOrReportAsync(ServiceBusEmulatorOptions options)
 {

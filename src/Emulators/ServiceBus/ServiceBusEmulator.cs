@@ -9,6 +9,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace DroneDelivery.Emulators.ServiceBus;
@@ -123,6 +124,10 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+
+        // The emulator is a library too (tests host it in-process): the program owning the process
+        // decides what Ctrl+C and SIGTERM do, not this endpoint's host.
+        builder.Services.AddSingleton<IHostLifetime, ProcessSignalsIgnored>();
         builder.WebHost.UseKestrel(k => k.Listen(address, port));
         var app = builder.Build();
         app.MapGet(EmulatorMetricNames.PrometheusPath, () => Results.Text(_metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8"));
@@ -167,4 +172,12 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         {
         }
     }
+}
+
+/// <summary>A host lifetime that leaves process signals to the program.</summary>
+internal sealed class ProcessSignalsIgnored : IHostLifetime
+{
+    public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 }
