@@ -41,6 +41,20 @@ public sealed class FieldErrors
         where T : struct =>
         Check(value.HasValue, field, $"{field} is required.");
 
+    /// <summary>Validates a request body, or records that it is missing (<c>A JSON {what} is required.</c>).</summary>
+    public void RequireBody<T>(T? body, string what, Action<T, FieldErrors> validate)
+        where T : class
+    {
+        if (body is null)
+        {
+            Add("body", $"A JSON {what} is required.");
+        }
+        else
+        {
+            validate(body, this);
+        }
+    }
+
     public IDictionary<string, string[]> ToDictionary() =>
         _errors.ToDictionary(entry => entry.Key, entry => entry.Value.ToArray(), StringComparer.Ordinal);
 

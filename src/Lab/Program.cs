@@ -73,25 +73,16 @@ namespace DroneDelivery.Lab
 
         public static Command Capacity() => CapacityRunner.Command(OutputOption(), DefaultOutput, Log);
 
-        internal static async Task<int> RunAsync(LabRunOptions options, CancellationToken cancellationToken)
+        /// <summary>
+        /// Runs a command's work and maps how it ended to the exit code: its own on success, 130 when
+        /// stopped with Ctrl-C (every process it started is stopped by then), 3 when the local system
+        /// could not be started.
+        /// </summary>
+        internal static async Task<int> ExitCodeAsync(string activity, Func<Task<int>> work, CancellationToken cancellationToken)
         {
-            Log($"report: {options.OutputDirectory}");
             try
             {
-                var outcomes = await LabRunner.RunAsync(options, cancellationToken).ConfigureAwait(false);
-                var index = await ReportWriter.WriteAsync(outcomes, options, cancellationToken).ConfigureAwait(false);
-                Console.WriteLine();
-                Console.WriteLine("Verdicts:");
-                foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
-                {
-                    Console.WriteLine("  " + LabRunner.Describe(verdict));
-                }
-
-                var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);
-                Console.WriteLine();
-                Console.WriteLine($"Report: {index}");
-                Console.WriteLine(failed == 0 ? "Every step showed the effect its article describes." : $"{failed} expectation(s) not met.");
-                return failed == 0 ? 0 : 1;
+                return await work().ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
@@ -100,10 +91,29 @@ namespace DroneDelivery.Lab
             }
             catch (InvalidOperationException e)
             {
-                Console.Error.WriteLine($"The lab could not run: {e.Message}");
+                Console.Error.WriteLine($"The {activity} could not run: {e.Message}");
                 return 3;
             }
         }
+
+        internal static Task<int> RunAsync(LabRunOptions options, CancellationToken cancellationToken) => ExitCodeAsync("lab", async () =>
+        {
+            Log($"report: {options.OutputDirectory}");
+            var outcomes = await LabRunner.RunAsync(options, cancellationToken).ConfigureAwait(false);
+            var index = await ReportWriter.WriteAsync(outcomes, options, cancellationToken).ConfigureAwait(false);
+            Console.WriteLine();
+            Console.WriteLine("Verdicts:");
+            foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
+            {
+                Console.WriteLine("  " + LabRunner.Describe(verdict));
+            }
+
+            var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);
+            Console.WriteLine();
+            Console.WriteLine($"Report: {index}");
+            Console.WriteLine(failed == 0 ? "Every step showed the effect its article describes." : $"{failed} expectation(s) not met.");
+            return failed == 0 ? 0 : 1;
+        }, cancellationToken);
 
         private static Option<string?> OutputOption() =>
             new("--output") { Description = "Report directory (default artifacts/lab/<timestamp>)." };

@@ -42,14 +42,7 @@ public static class DeliveryApi
     {
         var errors = new FieldErrors();
         errors.RequireIdentifier("id", id);
-        if (schedule is null)
-        {
-            errors.Add("body", "A JSON delivery schedule is required.");
-        }
-        else
-        {
-            schedule.Validate(errors);
-        }
+        errors.RequireBody(schedule, "delivery schedule", (body, e) => body.Validate(e));
 
         if (!errors.IsEmpty)
         {
@@ -80,14 +73,7 @@ public static class DeliveryApi
     {
         var errors = new FieldErrors();
         errors.RequireIdentifier("id", id);
-        if (change is null)
-        {
-            errors.Add("body", "A JSON body with the fields to change is required.");
-        }
-        else
-        {
-            change.Validate(errors);
-        }
+        errors.RequireBody(change, "body with the fields to change", (body, e) => body.Validate(e));
 
         if (!errors.IsEmpty)
         {

@@ -36,14 +36,7 @@ public static class DroneDeliveryApi
     {
         var errors = new FieldErrors();
         errors.RequireIdentifier("deliveryId", deliveryId);
-        if (request is null)
-        {
-            errors.Add("body", "A JSON drone assignment request is required.");
-        }
-        else
-        {
-            request.Validate(errors);
-        }
+        errors.RequireBody(request, "drone assignment request", (body, e) => body.Validate(e));
 
         if (!errors.IsEmpty)
         {

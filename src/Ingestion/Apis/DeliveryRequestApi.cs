@@ -55,14 +55,7 @@ public static partial class DeliveryRequestApi
     {
         var errors = new FieldErrors();
         errors.RequireIdentifier("id", id);
-        if (change is null)
-        {
-            errors.Add("body", "A JSON body with the fields to change is required.");
-        }
-        else
-        {
-            change.Validate(errors);
-        }
+        errors.RequireBody(change, "body with the fields to change", (body, e) => body.Validate(e));
 
         if (!errors.IsEmpty)
         {

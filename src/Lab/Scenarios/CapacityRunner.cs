@@ -61,7 +61,7 @@ internal static class CapacityRunner
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
                 Log = log,
             };
-            try
+            return await LabCommands.ExitCodeAsync("capacity run", async () =>
             {
                 var report = await RunAsync(
                     scenario,
@@ -72,16 +72,7 @@ internal static class CapacityRunner
                     cancellationToken).ConfigureAwait(false);
                 Console.WriteLine(report);
                 return 0;
-            }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-            {
-                return 130;
-            }
-            catch (InvalidOperationException e)
-            {
-                Console.Error.WriteLine($"The capacity run could not run: {e.Message}");
-                return 3;
-            }
+            }, cancellationToken).ConfigureAwait(false);
         });
         return command;
     }
@@ -90,13 +81,10 @@ internal static class CapacityRunner
     {
         var catalog = StepCatalog.Load(options.ChartDirectory);
         var step = catalog[stepId];
-        var deployment = await LabRunner.StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int> { [service] = 1 }, cancellationToken).ConfigureAwait(false);
+        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int> { [service] = 1 }, cancellationToken).ConfigureAwait(false);
+        var deployment = context.Deployment;
         await using (deployment.ConfigureAwait(false))
         {
-            var context = new LabContext(deployment, options, catalog);
-            await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
-            await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
-            await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
 
             var points = new List<CapacityPoint>();
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));

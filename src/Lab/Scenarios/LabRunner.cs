@@ -85,6 +85,26 @@ internal static class LabRunner
             },
             cancellationToken);
 
+    /// <summary>Starts the local system at one step, seeded and ready for load (soak and capacity runs); the caller disposes the deployment.</summary>
+    internal static async Task<LabContext> StartAtStepAsync(
+        LabScenario scenario, StepCatalog catalog, Step step, LabRunOptions options, IReadOnlyDictionary<ServiceKind, int> replicaOverrides, CancellationToken cancellationToken)
+    {
+        var deployment = await StartDeploymentAsync(scenario, catalog, options, replicaOverrides, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var context = new LabContext(deployment, options, catalog);
+            await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
+            await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
+            await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+            return context;
+        }
+        catch
+        {
+            await deployment.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
     /// <summary>CPU and thread-pool figures of the samples taken since <paramref name="since"/>.</summary>
     internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler)
     {

@@ -40,21 +40,12 @@ internal static class SoakRunner
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
                 Log = log,
             };
-            try
+            return await LabCommands.ExitCodeAsync("soak", async () =>
             {
                 var report = await RunAsync(scenario, stepId.ToUpperInvariant(), parse.GetValue(users), parse.GetValue(duration), options, cancellationToken).ConfigureAwait(false);
                 Console.WriteLine(report);
                 return 0;
-            }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-            {
-                return 130;
-            }
-            catch (InvalidOperationException e)
-            {
-                Console.Error.WriteLine($"The soak could not run: {e.Message}");
-                return 3;
-            }
+            }, cancellationToken).ConfigureAwait(false);
         });
         return command;
     }
@@ -63,13 +54,10 @@ internal static class SoakRunner
     {
         var catalog = StepCatalog.Load(options.ChartDirectory);
         var step = catalog[stepId];
-        var deployment = await LabRunner.StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
+        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
+        var deployment = context.Deployment;
         await using (deployment.ConfigureAwait(false))
         {
-            var context = new LabContext(deployment, options, catalog);
-            await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
-            await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
-            await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
 
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
             await using (sampler.ConfigureAwait(false))

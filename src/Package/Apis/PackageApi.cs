@@ -35,14 +35,7 @@ public static class PackageApi
     {
         var errors = new FieldErrors();
         errors.RequireIdentifier("id", id);
-        if (upsert is null)
-        {
-            errors.Add("body", "A JSON package is required.");
-        }
-        else
-        {
-            upsert.Validate(errors);
-        }
+        errors.RequireBody(upsert, "package", (body, e) => body.Validate(e));
 
         if (!errors.IsEmpty)
         {
