@@ -338,7 +338,9 @@ public sealed class AmqpConnection : IAsyncDisposable
     private void SendOpen()
     {
         _openSent = true;
-        var idle = Options.IdleTimeout > TimeSpan.Zero ? (uint)Options.IdleTimeout.TotalMilliseconds : (uint?)null;
+        // The specification asks a peer to advertise half of its real threshold, so that heartbeats
+        // sent at half the advertised value leave a wide margin for a busy or paused process.
+        var idle = Options.IdleTimeout > TimeSpan.Zero ? (uint)Math.Max(1, Options.IdleTimeout.TotalMilliseconds / 2) : (uint?)null;
         WriteFrame(0, new Open
         {
             ContainerId = Options.ContainerId,
@@ -397,12 +399,11 @@ public sealed class AmqpConnection : IAsyncDisposable
 
     private async Task HeartbeatLoopAsync()
     {
-        var tick = TimeSpan.FromMilliseconds(Math.Clamp(Options.IdleTimeout > TimeSpan.Zero ? Options.IdleTimeout.TotalMilliseconds / 4 : 1000, 50, 1000));
-        using var timer = new PeriodicTimer(tick);
         try
         {
-            while (await timer.WaitForNextTickAsync(_shutdown.Token).ConfigureAwait(false))
+            while (true)
             {
+                await Task.Delay(HeartbeatTick(), _shutdown.Token).ConfigureAwait(false);
                 var now = Environment.TickCount64;
                 if (Options.IdleTimeout > TimeSpan.Zero && RemoteOpen is not null &&
                     now - Volatile.Read(ref _lastReceived) > (long)Options.IdleTimeout.TotalMilliseconds)
@@ -422,6 +423,26 @@ public sealed class AmqpConnection : IAsyncDisposable
         catch (OperationCanceledException)
         {
         }
+    }
+
+    /// <summary>
+    /// How often the idle check runs: a quarter of the shorter of our threshold and the peer's, so an
+    /// empty frame never goes out later than the peer expects even when its time-out is much shorter.
+    /// </summary>
+    private TimeSpan HeartbeatTick()
+    {
+        var shortest = 4000.0;
+        if (Options.IdleTimeout > TimeSpan.Zero)
+        {
+            shortest = Math.Min(shortest, Options.IdleTimeout.TotalMilliseconds);
+        }
+
+        if (RemoteOpen?.IdleTimeOut is > 0 and var remote)
+        {
+            shortest = Math.Min(shortest, remote);
+        }
+
+        return TimeSpan.FromMilliseconds(Math.Max(10, shortest / 4));
     }
 
     private async Task ReadLoopAsync()

@@ -16,7 +16,10 @@ public sealed record AmqpConnectionOptions
 
     public ushort ChannelMax { get; init; } = 8191;
 
-    /// <summary>How long this side waits without hearing from the peer before closing; zero disables.</summary>
+    /// <summary>
+    /// How long this side waits without hearing from the peer before closing; zero disables. Half of it
+    /// is advertised in open, as the specification recommends, so the peer's heartbeats come early.
+    /// </summary>
     public TimeSpan IdleTimeout { get; init; } = TimeSpan.FromMinutes(1);
 
     /// <summary>Client side: the SASL mechanism to negotiate, or null to skip the SASL layer.</summary>

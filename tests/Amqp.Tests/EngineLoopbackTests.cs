@@ -168,10 +168,12 @@ public sealed class EngineLoopbackTests
     [Fact]
     public async Task Heartbeats_keep_an_idle_connection_open_past_the_idle_timeout()
     {
-        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromMilliseconds(600) });
-        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = TimeSpan.FromMilliseconds(600) });
+        // Both sides close after 1.5 s of silence; the 5 s wait spans three of those windows, so only
+        // heartbeats keep the connection alive.
+        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromMilliseconds(1500) });
+        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = TimeSpan.FromMilliseconds(1500) });
 
-        await Task.Delay(2000);
+        await Task.Delay(5000);
 
         Assert.False(connection.IsClosed);
         Assert.Single(broker.Connections);

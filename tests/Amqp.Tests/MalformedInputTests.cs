@@ -118,6 +118,28 @@ public sealed class MalformedInputTests
         }
     }
 
+    [Fact]
+    public async Task A_silent_peer_is_closed_after_the_idle_time_out_and_was_told_half_of_it()
+    {
+        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromSeconds(1) });
+        var started = System.Diagnostics.Stopwatch.StartNew();
+
+        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open());
+
+        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(4));
+        Assert.Contains("amqp:resource-limit-exceeded", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
+        var brokerOpen = ReadFirstPerformative(answer.AsSpan(8));
+        Assert.Equal(500u, Assert.IsType<Open>(brokerOpen).IdleTimeOut);
+    }
+
+    private static Performative ReadFirstPerformative(ReadOnlySpan<byte> frames)
+    {
+        var size = (int)System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(frames);
+        var bodyOffset = frames[4] * 4;
+        var reader = new Codec.AmqpReader(frames[bodyOffset..size]);
+        return Performative.Decode(ref reader);
+    }
+
     private static byte[] Open() => Frame(new Open { ContainerId = "raw-client" });
 
     private static byte[] Frame(Performative performative)

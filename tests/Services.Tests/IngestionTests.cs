@@ -63,7 +63,8 @@ public sealed class IngestionTests(SystemFixture system)
         var response = await ingestion.Client.PostJsonAsync("api/deliveryrequests", NewRequest("owner-b", DateTimeOffset.UtcNow));
 
         Assert.Equal(HttpStatusCode.Accepted, response.StatusCode);
-        Assert.True(stopwatch.Elapsed >= TimeSpan.FromMilliseconds(300), $"answered after {stopwatch.Elapsed.TotalMilliseconds} ms");
+        // Timers may fire a tick early; an unbatched send would answer in a few milliseconds.
+        Assert.True(stopwatch.Elapsed >= TimeSpan.FromMilliseconds(280), $"answered after {stopwatch.Elapsed.TotalMilliseconds} ms");
         var batch = Assert.Single(metrics.Of(IngestionTelemetry.BatchSize, ("messaging.destination.name", "batching")));
         Assert.Equal((1.0, "delay"), (batch.Value, batch.Tags["flush"]));
     }
