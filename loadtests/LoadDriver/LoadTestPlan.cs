@@ -57,6 +57,16 @@ public sealed record HttpSettings
     public TimeSpan RequestTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
+    /// Time a new connection may take to be established, default 10 s; never more than
+    /// <see cref="RequestTimeout"/>. A target too busy to accept connections shows up as connection
+    /// errors with this time in their sample, instead of as slow requests.
+    /// </summary>
+    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>The connect time-out in force: <see cref="ConnectTimeout"/>, capped by the request timeout.</summary>
+    public TimeSpan EffectiveConnectTimeout => ConnectTimeout < RequestTimeout ? ConnectTimeout : RequestTimeout;
+
+    /// <summary>
     /// Connections to the target; default: as many as there are concurrent requests (peak users, or
     /// <see cref="MaxInFlight"/>). Fewer makes requests queue in the driver — a closed model then sends
     /// late, while the open model counts the queueing in its latencies.
@@ -74,6 +84,11 @@ public sealed record HttpSettings
         if (RequestTimeout <= TimeSpan.Zero || RequestTimeout > TimeSpan.FromMinutes(10))
         {
             throw new ArgumentException($"The request timeout must be above 0 and at most 10 minutes (got {RequestTimeout}).");
+        }
+
+        if (ConnectTimeout <= TimeSpan.Zero || ConnectTimeout > TimeSpan.FromMinutes(10))
+        {
+            throw new ArgumentException($"The connect timeout must be above 0 and at most 10 minutes (got {ConnectTimeout}).");
         }
 
         if (MaxConnections is < 1)

@@ -127,6 +127,7 @@ public sealed class CommandLineTests : IDisposable
     [Theory]
     [InlineData("invoice --step 0:0:1s", "At least one user")]
     [InlineData("invoice --rate 5:1s --max-requests 0", "request bound")]
+    [InlineData("invoice --rate 5:1s --connect-timeout 0s", "connect timeout must be above 0")]
     [InlineData("invoice --months 4-2", "months must be 1-12")]
     [InlineData("delivery-requests --poll --poll-max-wait 2h", "maximum completion wait")]
     public async Task Invalid_plans_fail_with_exit_code_2_and_the_reason(string arguments, string message)

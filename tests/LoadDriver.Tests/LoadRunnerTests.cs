@@ -203,6 +203,43 @@ public class LoadRunnerTests
     }
 
     [Fact]
+    public async Task A_target_too_busy_to_accept_connections_counts_connection_errors_after_the_connect_timeout()
+    {
+        // A listener that never accepts, with its one-place backlog taken: the kernel leaves further
+        // connection attempts unanswered, as it does for an overloaded service.
+        using var listener = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        listener.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+        listener.Listen(0);
+        var port = ((System.Net.IPEndPoint)listener.LocalEndPoint!).Port;
+        using var occupant = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+        await occupant.ConnectAsync(System.Net.IPAddress.Loopback, port);
+
+        var result = await LoadRunner.RunAsync(new LoadTestPlan
+        {
+            Scenario = new InvoiceScenario(new InvoiceScenarioOptions { Gateway = new Uri($"http://127.0.0.1:{port}/"), Year = 2025 }),
+            Shape = ClosedLoad.Constant(1, TimeSpan.FromMinutes(1)),
+            Bounds = new LoadBounds { MaxRequests = 2 },
+            Http = new HttpSettings { RequestTimeout = TimeSpan.FromSeconds(20), ConnectTimeout = TimeSpan.FromMilliseconds(300) },
+        });
+
+        Assert.Equal(2, result.Totals.ConnectionErrors);
+        Assert.Equal(0, result.Totals.Timeouts + result.Totals.ClientErrors);
+        Assert.Equal(2, result.StatusCounts["connection-error"]);
+        Assert.Contains(result.ErrorSamples, s => s.Contains("ConnectTimeout", StringComparison.Ordinal));
+        // Each attempt was given up on at the connect timeout, far short of the request timeout.
+        Assert.InRange(result.RequestLatency.Max, 250_000, 5_000_000);
+    }
+
+    [Fact]
+    public void A_connect_timeout_longer_than_the_request_timeout_is_capped_by_it()
+    {
+        var settings = new HttpSettings { RequestTimeout = TimeSpan.FromSeconds(2) };
+
+        Assert.Equal(TimeSpan.FromSeconds(2), settings.EffectiveConnectTimeout);
+        Assert.Throws<ArgumentException>(() => (settings with { ConnectTimeout = TimeSpan.Zero }).Validate());
+    }
+
+    [Fact]
     public async Task Responses_are_counted_per_status_and_non_2xx_are_errors()
     {
         await using var server = await RecordingServer.StartAsync();

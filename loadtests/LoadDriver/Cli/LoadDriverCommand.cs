@@ -250,6 +250,8 @@ internal static class LoadDriverCommand
 
         public Option<TimeSpan> Timeout { get; } = DurationOption("--timeout", "Time a request may take before it counts as a timeout.", new HttpSettings().RequestTimeout);
 
+        public Option<TimeSpan> ConnectTimeout { get; } = DurationOption("--connect-timeout", "Time a new connection may take to be established (at most --timeout); longer counts as a connection error.", new HttpSettings().ConnectTimeout);
+
         public Option<int?> Connections { get; } = new("--connections") { Description = "Connections to the target; default one per concurrent request." };
 
         public Option<int> MaxInFlight { get; } = new("--max-in-flight") { Description = "Open model: most requests outstanding at once.", DefaultValueFactory = _ => new HttpSettings().MaxInFlight };
@@ -268,7 +270,7 @@ internal static class LoadDriverCommand
 
         public void AddTo(Command command)
         {
-            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, Output, Progress, ProgressEvery })
+            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, Output, Progress, ProgressEvery })
             {
                 command.Options.Add(option);
             }
@@ -302,6 +304,7 @@ internal static class LoadDriverCommand
                 Http = new HttpSettings
                 {
                     RequestTimeout = parse.GetValue(Timeout),
+                    ConnectTimeout = parse.GetValue(ConnectTimeout),
                     MaxConnections = parse.GetValue(Connections),
                     MaxInFlight = parse.GetValue(MaxInFlight),
                 },

@@ -5,7 +5,7 @@ namespace DroneDelivery.LoadDriver.Running;
 /// <summary>The driver's HTTP clients: a <see cref="SocketsHttpHandler"/> with nothing between it and the target.</summary>
 internal static class DriverHttp
 {
-    public static HttpMessageInvoker CreateInvoker(int maxConnections, TimeSpan requestTimeout)
+    public static HttpMessageInvoker CreateInvoker(int maxConnections, HttpSettings settings)
     {
         var handler = new SocketsHttpHandler
         {
@@ -15,7 +15,7 @@ internal static class DriverHttp
             AllowAutoRedirect = false,
             UseCookies = false,
             AutomaticDecompression = DecompressionMethods.None,
-            ConnectTimeout = requestTimeout < TimeSpan.FromSeconds(10) ? requestTimeout : TimeSpan.FromSeconds(10),
+            ConnectTimeout = settings.EffectiveConnectTimeout,
             PooledConnectionLifetime = Timeout.InfiniteTimeSpan,
             PooledConnectionIdleTimeout = TimeSpan.FromMinutes(2),
         };

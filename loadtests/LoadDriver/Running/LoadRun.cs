@@ -50,7 +50,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             ClosedLoad closed => closed.PeakUsers,
             _ => plan.Http.MaxInFlight,
         };
-        _http = DriverHttp.CreateInvoker(plan.Http.MaxConnections ?? concurrency, plan.Http.RequestTimeout);
+        _http = DriverHttp.CreateInvoker(plan.Http.MaxConnections ?? concurrency, plan.Http);
     }
 
     int? ILoadGauges.ActiveUsers => _plan.Shape is ClosedLoad ? Volatile.Read(ref _activeUsers) : null;
@@ -389,7 +389,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
                 {
                     outcome = RequestOutcome.Timeout;
                 }
-                catch (Exception e) when (e is HttpRequestException or IOException or SocketException)
+                catch (Exception e) when (e is HttpRequestException or IOException or SocketException || IsConnectTimeout(e))
                 {
                     outcome = RequestOutcome.ConnectionError;
                     _recorder.RecordErrorSample(Describe(e));
@@ -412,6 +412,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             }
         }
     }
+
+    /// <summary>
+    /// The handler reports a connection not established within its connect time-out as a cancellation
+    /// wrapping a <see cref="TimeoutException"/>; neither of our tokens was cancelled, and the target
+    /// never saw the request, so it is a connection failure, not a timed-out request.
+    /// </summary>
+    private static bool IsConnectTimeout(Exception e) => e is OperationCanceledException { InnerException: TimeoutException };
 
     private static string Describe(Exception e)
     {

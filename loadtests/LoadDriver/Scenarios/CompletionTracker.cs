@@ -28,7 +28,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
         _recorder = context.Recorder;
         _requestTimeout = context.Http.RequestTimeout;
         _abort = context.Abort;
-        _http = DriverHttp.CreateInvoker(options.MaxConcurrentPolls, context.Http.RequestTimeout);
+        _http = DriverHttp.CreateInvoker(options.MaxConcurrentPolls, context.Http);
         _pollSlots = new SemaphoreSlim(options.MaxConcurrentPolls, options.MaxConcurrentPolls);
         _maxWaitTicks = Clock.FromTimeSpan(options.MaxWait);
     }
