@@ -108,6 +108,11 @@ namespace DroneDelivery.Lab
                 Console.WriteLine("  " + LabRunner.Describe(verdict));
             }
 
+            foreach (var disturbed in outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed))
+            {
+                Console.WriteLine("  note" + LabRunner.DisturbanceNote(disturbed));
+            }
+
             var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);
             Console.WriteLine();
             Console.WriteLine($"Report: {index}");

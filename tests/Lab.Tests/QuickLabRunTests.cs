@@ -2,6 +2,10 @@ using System.Text.Json;
 using System.Text.RegularExpressions;
 using Xunit;
 
+// Each end-to-end test starts a whole system; two at once on a small machine would measure each
+// other, not the steps.
+[assembly: CollectionBehavior(DisableTestParallelization = true)]
+
 namespace DroneDelivery.Lab.Tests;
 
 /// <summary>

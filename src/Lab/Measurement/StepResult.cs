@@ -53,6 +53,18 @@ internal sealed record StepResult
     /// <summary>Largest thread-pool queue seen per service.</summary>
     public required IReadOnlyDictionary<string, double> ThreadPoolQueueMax { get; init; }
 
+    /// <summary>
+    /// Longest time the lab's one-second sampling timer fired late during the step: the machine (or the
+    /// lab itself) stood still that long. From <see cref="DisturbedAfterSeconds"/> on, the step's figures
+    /// say more about the machine than about the system.
+    /// </summary>
+    public double LongestStallSeconds { get; init; }
+
+    /// <summary>A stall at least this long marks the step as disturbed in the console and the report.</summary>
+    public const double DisturbedAfterSeconds = 2;
+
+    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds;
+
     public CosmosFigures? Cosmos { get; init; }
 
     public PipelineFigures? Pipeline { get; init; }

@@ -14,6 +14,9 @@ internal sealed record MemorySample(double Second, string Component, double Mega
 /// <summary>A service's largest thread-pool queue over its replicas at one scrape (work items waiting for a thread).</summary>
 internal sealed record ThreadPoolSample(double Second, string Component, double MaxQueueLength);
 
+/// <summary>How late the sampler's one-second timer fired at one second: time the lab, or the whole machine, stood still.</summary>
+internal sealed record StallSample(double Second, double Seconds);
+
 /// <summary>
 /// Samples the running system while a step runs: CPU of every process once a second (from /proc,
 /// like a node's cAdvisor would) and every service replica's <c>/metrics</c> every few seconds.
@@ -34,6 +37,7 @@ internal sealed class SystemSampler : IAsyncDisposable
     private readonly ConcurrentQueue<CpuSample> _cpu = new();
     private readonly ConcurrentQueue<ThreadPoolSample> _threadPool = new();
     private readonly ConcurrentQueue<MemorySample> _memory = new();
+    private readonly ConcurrentQueue<StallSample> _stalls = new();
     private readonly Task _cpuLoop;
     private readonly Task _scrapeLoop;
 
@@ -52,6 +56,9 @@ internal sealed class SystemSampler : IAsyncDisposable
     public IReadOnlyList<ThreadPoolSample> ThreadPool => [.. _threadPool];
 
     public IReadOnlyList<MemorySample> Memory => [.. _memory];
+
+    /// <summary>Every time the one-second sampling timer fired more than a quarter of a second late.</summary>
+    public IReadOnlyList<StallSample> Stalls => [.. _stalls];
 
     /// <summary>Scrapes every replica of <paramref name="service"/> now.</summary>
     public async Task<IReadOnlyList<PrometheusSample>> ScrapeAsync(ServiceKind service, CancellationToken cancellationToken)
@@ -82,29 +89,36 @@ internal sealed class SystemSampler : IAsyncDisposable
 
     private async Task CpuLoopAsync()
     {
-        var previous = new Dictionary<int, TimeSpan>();
-        var previousTime = _clock.Elapsed;
+        // Each process's CPU time is paired with the moment it was read: a sweep over dozens of
+        // processes can itself be delayed on a busy machine, and dividing by the sweep's nominal
+        // interval would then report more CPU than the machine has.
+        var previous = new Dictionary<int, (TimeSpan Cpu, TimeSpan At)>();
+        var stalls = new StallDetector(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.25));
+        stalls.Start(_clock.Elapsed);
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         try
         {
             while (await timer.WaitForNextTickAsync(_stop.Token).ConfigureAwait(false))
             {
                 var now = _clock.Elapsed;
-                var wall = (now - previousTime).TotalSeconds;
-                previousTime = now;
-                var current = new Dictionary<int, TimeSpan>();
+                if (stalls.Tick(now) is { } late)
+                {
+                    _stalls.Enqueue(new StallSample(now.TotalSeconds, late));
+                }
+
+                var current = new Dictionary<int, (TimeSpan Cpu, TimeSpan At)>();
                 var byComponent = new Dictionary<string, List<double>>();
                 var memory = new Dictionary<string, double>();
                 foreach (var (component, process) in _deployment.Processes())
                 {
                     var pid = process.ProcessId;
-                    var cpu = process.TotalProcessorTime;
-                    current[pid] = cpu;
+                    var reading = (Cpu: process.TotalProcessorTime, At: _clock.Elapsed);
+                    current[pid] = reading;
                     var megabytes = WorkingSetMegabytes(pid);
                     memory[component] = Math.Max(memory.GetValueOrDefault(component), megabytes);
-                    if (previous.TryGetValue(pid, out var before) && wall > 0)
+                    if (previous.TryGetValue(pid, out var before) && reading.At > before.At)
                     {
-                        var percent = Math.Max(0, (cpu - before).TotalSeconds / wall * 100);
+                        var percent = Math.Max(0, (reading.Cpu - before.Cpu).TotalSeconds / (reading.At - before.At).TotalSeconds * 100);
                         (byComponent.TryGetValue(component, out var list) ? list : byComponent[component] = []).Add(percent);
                     }
                 }

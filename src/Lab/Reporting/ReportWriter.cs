@@ -171,6 +171,11 @@ internal static class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.ValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.ValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
+                if (step.Disturbed)
+                {
+                    md.AppendLine().AppendLine("> **Disturbed.** " + LabRunner.DisturbanceNote(step).Trim()).AppendLine();
+                }
+
                 if (step.Cosmos is { } c)
                 {
                     md.AppendLine(CultureInfo.InvariantCulture, $"Cosmos DB ({c.Container}): {c.ThrottledRequests:N0} throttled requests, {c.RequestUnitsPerOperation:0.0} RU and {c.CallsPerOperation:0.0} calls per {GatewayScenarioOperation}, {c.Operations:N0} operations.");
@@ -214,6 +219,11 @@ internal static class ReportWriter
         {
             var css = verdict.Passed ? "pass" : verdict.Required ? "fail" : "note";
             html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"{css}\"><b>{(verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")} {E(verdict.StepId)}</b> {E(verdict.Expectation)} — {E(verdict.Measured)}</li>");
+        }
+
+        foreach (var disturbed in outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed))
+        {
+            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"note\"><b>disturbed</b> {E(LabRunner.DisturbanceNote(disturbed).Trim())}</li>");
         }
 
         html.AppendLine("</ul>");
@@ -280,6 +290,7 @@ internal static class ReportWriter
                 pipeline = s.Pipeline is null ? null : new { s.Pipeline.Incoming, s.Pipeline.Outgoing, s.Pipeline.Completed, s.Pipeline.Abandoned, s.Pipeline.DeadLettered, s.Pipeline.LockLost, s.Pipeline.RedisOutOfMemoryErrors, s.Pipeline.ActiveAtEnd, s.Pipeline.MaxCompletionsPerSecond },
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
+                longestStallSeconds = s.LongestStallSeconds,
             }),
             verdicts = o.Verdicts,
         }),

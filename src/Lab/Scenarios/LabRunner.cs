@@ -118,6 +118,7 @@ internal static class LabRunner
             ThreadPoolQueueMax = sampler.ThreadPool.Where(t => t.Second >= since)
                 .GroupBy(t => t.Component)
                 .ToDictionary(g => g.Key, g => g.Max(t => t.MaxQueueLength)),
+            LongestStallSeconds = sampler.Stalls.Where(s => s.Second >= since).Select(s => s.Seconds).DefaultIfEmpty(0).Max(),
         };
     }
 
@@ -145,9 +146,19 @@ internal static class LabRunner
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
 
-            return WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
+            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
+            if (result.Disturbed)
+            {
+                context.Log(DisturbanceNote(result));
+            }
+
+            return result;
         }
     }
+
+    /// <summary>The warning for a step measured while the machine stood still.</summary>
+    public static string DisturbanceNote(StepResult result) =>
+        string.Create(CultureInfo.InvariantCulture, $"  {result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late); its figures may show the machine rather than the system — run it again on a quieter machine.");
 
     /// <summary>One line per verdict, for the console.</summary>
     public static string Describe(Verdict verdict) =>
