@@ -108,9 +108,9 @@ namespace DroneDelivery.Lab
                 Console.WriteLine("  " + LabRunner.Describe(verdict));
             }
 
-            foreach (var disturbed in outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed))
+            foreach (var disturbed in LabRunner.DisturbedSteps(outcomes))
             {
-                Console.WriteLine("  note" + LabRunner.DisturbanceNote(disturbed));
+                Console.WriteLine("  note  " + LabRunner.DisturbanceNote(disturbed));
             }
 
             var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);

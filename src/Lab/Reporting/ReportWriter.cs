@@ -173,7 +173,7 @@ internal static class ReportWriter
 
                 if (step.Disturbed)
                 {
-                    md.AppendLine().AppendLine("> **Disturbed.** " + LabRunner.DisturbanceNote(step).Trim()).AppendLine();
+                    md.AppendLine().AppendLine("> **Disturbed.** " + LabRunner.DisturbanceNote(step)).AppendLine();
                 }
 
                 if (step.Cosmos is { } c)
@@ -221,9 +221,9 @@ internal static class ReportWriter
             html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"{css}\"><b>{(verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")} {E(verdict.StepId)}</b> {E(verdict.Expectation)} — {E(verdict.Measured)}</li>");
         }
 
-        foreach (var disturbed in outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed))
+        foreach (var disturbed in LabRunner.DisturbedSteps(outcomes))
         {
-            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"note\"><b>disturbed</b> {E(LabRunner.DisturbanceNote(disturbed).Trim())}</li>");
+            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"note\"><b>disturbed</b> {E(LabRunner.DisturbanceNote(disturbed))}</li>");
         }
 
         html.AppendLine("</ul>");

@@ -149,16 +149,20 @@ internal static class LabRunner
             var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
             if (result.Disturbed)
             {
-                context.Log(DisturbanceNote(result));
+                context.Log("  " + DisturbanceNote(result));
             }
 
             return result;
         }
     }
 
+    /// <summary>The steps of a run measured while the machine stood still.</summary>
+    public static IEnumerable<StepResult> DisturbedSteps(IEnumerable<ScenarioOutcome> outcomes) =>
+        outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed);
+
     /// <summary>The warning for a step measured while the machine stood still.</summary>
     public static string DisturbanceNote(StepResult result) =>
-        string.Create(CultureInfo.InvariantCulture, $"  {result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late); its figures may show the machine rather than the system — run it again on a quieter machine.");
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late); its figures may show the machine rather than the system — run it again on a quieter machine.");
 
     /// <summary>One line per verdict, for the console.</summary>
     public static string Describe(Verdict verdict) =>
