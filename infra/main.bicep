@@ -130,6 +130,9 @@ module identities 'modules/identities.bicep' = {
   }
 }
 
+// Each service identity's principal id, keyed by service name.
+var principalIds = toObject(identities.outputs.serviceIdentities, id => id.service, id => id.principalId)
+
 module cosmos 'modules/cosmos.bicep' = {
   name: 'cosmos'
   params: {
@@ -137,8 +140,8 @@ module cosmos 'modules/cosmos.bicep' = {
     namePrefix: globalPrefix
     databaseId: cosmosDatabaseId
     containers: cosmosContainers
-    packagePrincipalId: identities.outputs.principalIds.package
-    droneSchedulerPrincipalId: identities.outputs.principalIds.dronescheduler
+    packagePrincipalId: principalIds.package
+    droneSchedulerPrincipalId: principalIds.dronescheduler
   }
 }
 
@@ -150,8 +153,8 @@ module serviceBus 'modules/servicebus.bicep' = {
     sku: serviceBusSku
     lockDuration: queueLockDuration
     maxDeliveryCount: queueMaxDeliveryCount
-    ingestionPrincipalId: identities.outputs.principalIds.ingestion
-    workflowPrincipalId: identities.outputs.principalIds.workflow
+    ingestionPrincipalId: principalIds.ingestion
+    workflowPrincipalId: principalIds.workflow
     kedaPrincipalId: identities.outputs.kedaPrincipalId
   }
 }
@@ -174,7 +177,7 @@ module keyVault 'modules/keyvault.bicep' = {
     namePrefix: namePrefix
     redisName: redis.outputs.name
     appInsightsName: monitoring.outputs.appInsightsName
-    principalIds: identities.outputs.principalIds
+    principalIds: principalIds
   }
 }
 
@@ -191,7 +194,7 @@ module registry 'modules/registry.bicep' = {
 output aksName string = aks.outputs.name
 output registryLoginServer string = registry.outputs.loginServer
 output tenantId string = subscription().tenantId
-output clientIds object = identities.outputs.clientIds
+output clientIds object = toObject(identities.outputs.serviceIdentities, id => id.service, id => id.clientId)
 output kedaIdentityClientId string = identities.outputs.kedaClientId
 output cosmosAccountEndpoint string = cosmos.outputs.accountEndpoint
 output serviceBusFullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace

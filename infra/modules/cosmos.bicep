@@ -92,6 +92,9 @@ var assignments = concat(
   map(filter(packageContainers, c => contains(map(containers, x => x.id), c)), c => { principalId: packagePrincipalId, container: c }),
   map(filter(droneSchedulerContainers, c => contains(map(containers, x => x.id), c)), c => { principalId: droneSchedulerPrincipalId, container: c }))
 
+// One at a time: the account takes an exclusive lock per role-assignment write, so parallel writes
+// fail a first deployment with a conflict.
+@batchSize(1)
 resource roleAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [for a in assignments: {
   parent: account
   name: guid(account.id, a.principalId, a.container)

@@ -59,11 +59,12 @@ resource kedaFederation 'Microsoft.ManagedIdentity/userAssignedIdentities/federa
   }
 }
 
-@description('Principal id of each service identity, keyed by service name.')
-output principalIds object = reduce(range(0, length(services)), {}, (acc, i) => union(acc, { '${services[i]}': identities[i].properties.principalId }))
-
-@description('Client id of each service identity, keyed by service name (Helm: azure.workloadIdentity.clientIds).')
-output clientIds object = reduce(range(0, length(services)), {}, (acc, i) => union(acc, { '${services[i]}': identities[i].properties.clientId }))
+@description('Principal and client id of each service identity (keyed by service name in main.bicep: Bicep cannot index a resource collection with a lambda variable).')
+output serviceIdentities array = [for (service, i) in services: {
+  service: service
+  principalId: identities[i].properties.principalId
+  clientId: identities[i].properties.clientId
+}]
 
 output kedaPrincipalId string = keda.properties.principalId
 output kedaClientId string = keda.properties.clientId

@@ -24,6 +24,12 @@ public static class ExternalTool
 
     public static string Kubeconform { get; } = Locate("kubeconform", "KUBECONFORM");
 
+    /// <summary>
+    /// The Bicep CLI: BICEP, else the package the test project restores (Azure.Bicep.CommandLine.linux-x64).
+    /// NuGet does not keep a file's execute bit, so it is set here.
+    /// </summary>
+    public static string Bicep { get; } = LocateBicep();
+
     /// <summary>Kubernetes 1.33 standalone-strict JSON schemas (KUBERNETES_SCHEMAS overrides).</summary>
     public static string KubernetesSchemas { get; } = LocateSchemas();
 
@@ -87,6 +93,35 @@ public static class ExternalTool
             ?? throw new InvalidOperationException(
                 $"The chart tests need '{name}' and cannot find it: set {variable} to its path, put it on PATH, " +
                 $"or provide {string.Join(" or ", SharedFolders("bin", name))}.");
+    }
+
+    private static string LocateBicep()
+    {
+        var configured = Environment.GetEnvironmentVariable("BICEP");
+        if (!string.IsNullOrWhiteSpace(configured))
+        {
+            return File.Exists(configured)
+                ? configured
+                : throw new InvalidOperationException($"BICEP is set to '{configured}', which does not exist.");
+        }
+
+        var restored = typeof(ExternalTool).Assembly
+            .GetCustomAttributes(typeof(System.Reflection.AssemblyMetadataAttribute), inherit: false)
+            .Cast<System.Reflection.AssemblyMetadataAttribute>()
+            .FirstOrDefault(a => a.Key == "BicepCli")?.Value;
+        if (restored is null || !File.Exists(restored))
+        {
+            throw new InvalidOperationException(
+                $"The infrastructure tests need the Bicep CLI and cannot find it at '{restored}': restore the test project " +
+                "(it downloads Azure.Bicep.CommandLine.linux-x64) or set BICEP to a bicep executable.");
+        }
+
+        if (!OperatingSystem.IsWindows())
+        {
+            File.SetUnixFileMode(restored, File.GetUnixFileMode(restored) | UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute);
+        }
+
+        return restored;
     }
 
     private static string LocateSchemas()
