@@ -93,6 +93,13 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
         }
       }
     }
+    // The application routing add-on (managed NGINX, namespace app-routing-system): the ingress
+    // class webapprouting.kubernetes.azure.com that docs/deploy-aks.md installs the chart with.
+    ingressProfile: {
+      webAppRouting: {
+        enabled: true
+      }
+    }
     workloadAutoScalerProfile: {
       keda: {
         enabled: enableKeda

@@ -7,7 +7,7 @@ namespace DroneDelivery.Charts.Tests;
 /// The Grafana dashboards (charts/dronedelivery/dashboards) are well-formed dashboard JSON, and
 /// every metric they query is one our services or emulators actually emit.
 /// </summary>
-public sealed class DashboardTests
+public sealed partial class DashboardTests
 {
     private static readonly string Folder = Path.Combine(Chart.Directory, "dashboards");
 
@@ -129,6 +129,28 @@ public sealed class DashboardTests
             Assert.Equal(JsonNode.Parse(File.ReadAllText(Path.Combine(Folder, file)))!.ToJsonString(), JsonNode.Parse(map.Body.Text("data", file)!)!.ToJsonString());
         }
     }
+
+    [Fact]
+    public void Labels_the_dashboards_filter_on_survive_the_Prometheus_Operator_scrape()
+    {
+        // The operator sets these target labels itself; a scraped series' own label of the same
+        // name is renamed exported_<name> unless the endpoint honours scraped labels.
+        string[] operatorTargetLabels = ["container", "endpoint", "instance", "job", "namespace", "pod", "service"];
+        var endpoint = Chart.Template(Chart.EverythingOn).Get("ServiceMonitor", "dronedelivery").Body.List("spec", "endpoints").Single();
+        var relabelled = endpoint.List("relabelings").Select(r => r.Text("targetLabel")).OfType<string>().ToHashSet(StringComparer.Ordinal);
+        var filtered = DashboardFiles.SelectMany(f => Expressions(Load(f)))
+            .SelectMany(e => LabelMatcher().Matches(e).Select(m => m.Groups[1].Value))
+            .ToHashSet(StringComparer.Ordinal);
+
+        var ownLabelsAtRisk = operatorTargetLabels.Where(filtered.Contains).Where(l => !relabelled.Contains(l)).ToList();
+
+        Assert.Contains("container", ownLabelsAtRisk);
+        Assert.True(endpoint.Text("honorLabels") == "true",
+            $"the dashboards filter on {string.Join(", ", ownLabelsAtRisk)}, which the ServiceMonitor would rename exported_*: set honorLabels");
+    }
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*""")]
+    private static partial System.Text.RegularExpressions.Regex LabelMatcher();
 
     private static JsonObject Load(string file) => JsonNode.Parse(File.ReadAllText(Path.Combine(Folder, file)))!.AsObject();
 

@@ -96,6 +96,23 @@ public sealed class EmulatorConfigTests
         await AssertStartsAndAnswersProbe("cosmosdb-emulator", "DroneDelivery.Emulators.CosmosDb", "Cosmos DB emulator ready");
     }
 
+    [Fact]
+    public void Every_seed_hook_is_deleted_once_the_hooks_have_run()
+    {
+        // Hooks are not part of the release: one without a succeeded/failed delete policy outlives
+        // `helm uninstall` (the seed NetworkPolicy did).
+        var hooks = Chart.Template(Chart.Defaults).Manifests
+            .Where(m => m.Body.Text("metadata", "annotations", "helm.sh/hook") is not null)
+            .ToList();
+
+        Assert.Contains(hooks, m => m.Kind == "NetworkPolicy");
+        Assert.All(hooks, hook =>
+        {
+            var policy = hook.Body.Text("metadata", "annotations", "helm.sh/hook-delete-policy") ?? "";
+            Assert.True(policy.Contains("hook-succeeded", StringComparison.Ordinal), $"{hook.Kind}/{hook.Name} survives a successful install: {policy}");
+        });
+    }
+
     [Theory]
     [InlineData("A1")]
     [InlineData("A4")]
