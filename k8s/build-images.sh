@@ -2,9 +2,9 @@
 # Builds the eight Drone Delivery images from src/Dockerfile with the names and tag the chart
 # expects, then loads them into a kind cluster or pushes them to a registry.
 #
-#   k8s/build-images.sh kind [cluster-name]        build, then `kind load docker-image` (default cluster: dronedelivery)
+#   k8s/build-images.sh kind [cluster-name]        build, then load into kind as an image archive (default cluster: dronedelivery)
 #   k8s/build-images.sh push <registry>            build as <registry>/dronedelivery/<name>:<tag>, then docker push
-#   k8s/build-images.sh acr <acr-name>             build in Azure Container Registry (az acr build; no local Docker needed)
+#   k8s/build-images.sh acr <acr-name>             build in Azure Container Registry (az acr build, the classic builder; no local Docker needed)
 #
 # The tag is the chart's image.tag (charts/dronedelivery/values.yaml); override with TAG=...
 set -euo pipefail
@@ -33,7 +33,12 @@ case "$mode" in
     for entry in "${images[@]}"; do
       name="${entry%%:*}"; project="${entry#*:}"
       docker build -f src/Dockerfile --build-arg PROJECT="$project" -t "dronedelivery/$name:$tag" .
-      kind load docker-image "dronedelivery/$name:$tag" --name "$cluster"
+      # Loaded as an archive: `kind load docker-image` fails on engines that keep images in containerd
+      # with provenance attestations (a multi-manifest index kind cannot import).
+      archive="$(mktemp)"
+      docker save "dronedelivery/$name:$tag" -o "$archive"
+      kind load image-archive "$archive" --name "$cluster"
+      rm -f "$archive"
     done
     ;;
   push)

@@ -7,11 +7,13 @@ namespace DroneDelivery.Lab.Tests;
 /// <summary>
 /// The lab as a user runs it: <c>dotnet DroneDelivery.Lab.dll …</c> in its own process, tagged with
 /// an environment variable every process it starts inherits, so a test can find any it left behind.
+/// A sentinel ends the lab when the test host ends, even when the test host is killed.
 /// </summary>
 internal sealed class LabProcess : IDisposable
 {
     private const string MarkerVariable = "DRONEDELIVERY_LAB_TEST_RUN";
     private readonly Process _process;
+    private readonly Process _sentinel;
     private readonly StringBuilder _output = new();
     private readonly string _marker = Guid.NewGuid().ToString("N");
 
@@ -37,6 +39,7 @@ internal sealed class LabProcess : IDisposable
         _process.Start();
         _process.BeginOutputReadLine();
         _process.BeginErrorReadLine();
+        _sentinel = StartSentinel(Environment.ProcessId, _process.Id);
     }
 
     public int Id => _process.Id;
@@ -114,6 +117,38 @@ internal sealed class LabProcess : IDisposable
         }
 
         _process.Dispose();
+        if (!_sentinel.HasExited)
+        {
+            _sentinel.Kill();
+        }
+
+        _sentinel.Dispose();
+    }
+
+    /// <summary>
+    /// A shell that polls the test host and the lab once a second and stops the lab (TERM, then KILL)
+    /// when the test host is gone; the lab's own watchdogs then stop everything it started. It is a
+    /// separate process so that the lab stays a direct child of the test host: a shell's background
+    /// job ignores SIGINT, and the tests press Ctrl-C. It does not carry the run's marker, so it is
+    /// never counted as a leftover.
+    /// </summary>
+    private static Process StartSentinel(int testHost, int lab)
+    {
+        const string script = """
+            while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+            if kill -0 "$2" 2>/dev/null; then
+              kill -TERM "$2"; i=0
+              while kill -0 "$2" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+              kill -KILL "$2" 2>/dev/null
+            fi
+            """;
+        var start = new ProcessStartInfo("/bin/sh") { UseShellExecute = false, RedirectStandardInput = true };
+        foreach (var argument in new[] { "-c", script, "lab-test-sentinel", testHost.ToString(System.Globalization.CultureInfo.InvariantCulture), lab.ToString(System.Globalization.CultureInfo.InvariantCulture) })
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        return Process.Start(start) ?? throw new InvalidOperationException("Cannot start the lab's sentinel.");
     }
 
     private void Append(string? line)
