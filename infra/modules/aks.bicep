@@ -90,6 +90,7 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
         enabled: true
         config: {
           logAnalyticsWorkspaceResourceID: workspaceId
+          useAADAuth: 'true'
         }
       }
     }
@@ -105,6 +106,61 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
         enabled: enableKeda
       }
     }
+  }
+}
+
+// Container insights the current way: the agent authenticates with the cluster's identity
+// (useAADAuth) and a data collection rule says what goes to the workspace. Without the rule, the
+// key-based setup collects nothing, and the node and pod CPU the case studies read stays empty.
+resource containerInsightsRule 'Microsoft.Insights/dataCollectionRules@2022-06-01' = {
+  name: 'MSCI-${location}-${cluster.name}'
+  location: location
+  kind: 'Linux'
+  properties: {
+    dataSources: {
+      extensions: [
+        {
+          name: 'ContainerInsightsExtension'
+          extensionName: 'ContainerInsights'
+          streams: [
+            'Microsoft-ContainerInsights-Group-Default'
+          ]
+          extensionSettings: {
+            dataCollectionSettings: {
+              interval: '1m'
+              namespaceFilteringMode: 'Off'
+              enableContainerLogV2: true
+            }
+          }
+        }
+      ]
+    }
+    destinations: {
+      logAnalytics: [
+        {
+          name: 'workspace'
+          workspaceResourceId: workspaceId
+        }
+      ]
+    }
+    dataFlows: [
+      {
+        streams: [
+          'Microsoft-ContainerInsights-Group-Default'
+        ]
+        destinations: [
+          'workspace'
+        ]
+      }
+    ]
+  }
+}
+
+resource containerInsightsAssociation 'Microsoft.Insights/dataCollectionRuleAssociations@2022-06-01' = {
+  name: 'ContainerInsightsExtension'
+  scope: cluster
+  properties: {
+    dataCollectionRuleId: containerInsightsRule.id
   }
 }
 

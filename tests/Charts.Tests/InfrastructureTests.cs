@@ -81,3 +81,175 @@ public sealed class InfrastructureTests
         return JsonDocument.Parse(result.StandardOutput).RootElement.Clone();
     }
 }
+
+/// <summary>
+/// Replaying the case-study steps on Azure (infra/steps.json, applied by infra/deploy-step.sh):
+/// each deployment carries every earlier change of its scenario, and each one is a change Azure accepts.
+/// </summary>
+public sealed partial class InfrastructureStepTests
+{
+    private static readonly string Infra = RepositoryLayout.InRepository("infra");
+
+    private static readonly JsonElement Steps = JsonDocument.Parse(File.ReadAllText(Path.Combine(Infra, "steps.json"))).RootElement.Clone();
+
+    public static TheoryData<string> Scenarios() => new(Steps.GetProperty("scenarios").EnumerateObject().Select(s => s.Name));
+
+    [Theory]
+    [MemberData(nameof(Scenarios))]
+    public void Every_redis_change_on_the_way_through_a_scenario_is_one_Azure_allows(string scenario)
+    {
+        var deployments = Deployments(scenario).ToList();
+
+        var previous = Baseline();
+        foreach (var (step, parameters) in deployments)
+        {
+            var (fromSku, fromSize) = (previous["redisSku"], int.Parse(previous["redisCapacity"], System.Globalization.CultureInfo.InvariantCulture));
+            var (toSku, toSize) = (parameters["redisSku"], int.Parse(parameters["redisCapacity"], System.Globalization.CultureInfo.InvariantCulture));
+
+            // Azure Cache for Redis: tier and size change in separate operations; a cache never moves
+            // to a lower tier; Basic and Standard come in C0–C6, Premium in P1–P5.
+            Assert.False(fromSku != toSku && fromSize != toSize, $"{step}: {fromSku} C{fromSize} → {toSku} C{toSize} changes tier and size at once");
+            Assert.True(Tier(toSku) >= Tier(fromSku), $"{step}: {fromSku} → {toSku} is a move to a lower tier");
+            Assert.InRange(toSize, toSku == "Premium" ? 1 : 0, toSku == "Premium" ? 5 : 6);
+            previous = parameters;
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Scenarios))]
+    public void A_later_step_keeps_every_change_of_the_earlier_ones(string scenario)
+    {
+        var changed = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var (step, parameters) in Deployments(scenario))
+        {
+            foreach (var (key, value) in changed)
+            {
+                Assert.True(parameters[key] == value || StageChanges(scenario, step).Any(s => s.ContainsKey(key)), $"{step} undoes {key}={value}");
+            }
+
+            foreach (var stage in StageChanges(scenario, step))
+            {
+                foreach (var (key, value) in stage)
+                {
+                    changed[key] = value;
+                }
+            }
+        }
+
+        Assert.NotEmpty(changed);
+    }
+
+    [Fact]
+    public void Every_step_parameter_is_a_parameter_of_the_template()
+    {
+        var declared = ParameterDeclaration().Matches(File.ReadAllText(Path.Combine(Infra, "main.bicep"))).Select(m => m.Groups[1].Value).ToHashSet(StringComparer.Ordinal);
+        var used = Steps.GetProperty("scenarios").EnumerateObject()
+            .SelectMany(s => s.Value.EnumerateArray())
+            .SelectMany(step => step.GetProperty("stages").EnumerateArray())
+            .SelectMany(stage => stage.EnumerateObject().Select(p => p.Name))
+            .Distinct()
+            .ToList();
+
+        Assert.NotEmpty(used);
+        Assert.All(used, name => Assert.Contains(name, declared));
+    }
+
+    [Theory]
+    [InlineData("A4")]
+    [InlineData("B2")]
+    [InlineData("B6")]
+    public void The_deploy_script_runs_one_deployment_per_stage_with_the_cumulative_parameters(string step)
+    {
+        var scenario = step[..1];
+        var deployments = Deployments(scenario).Where(d => d.Step == step).ToList();
+
+        var result = ExternalTool.Run("bash", [Path.Combine(Infra, "deploy-step.sh"), step], Infra, new Dictionary<string, string> { ["DRY_RUN"] = "1" });
+
+        Assert.True(result.ExitCode == 0, result.Describe());
+        var lines = result.StandardOutput.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        Assert.Equal(deployments.Count, lines.Length);
+        foreach (var (line, deployment) in lines.Zip(deployments))
+        {
+            foreach (var key in ChangedBy(scenario, step))
+            {
+                Assert.Contains($" -p {key}={deployment.Parameters[key]}", line + " ", StringComparison.Ordinal);
+            }
+        }
+    }
+
+    [Fact]
+    public void The_deploy_script_refuses_an_unknown_step_by_name()
+    {
+        var result = ExternalTool.Run("bash", [Path.Combine(Infra, "deploy-step.sh"), "A9"], Infra, new Dictionary<string, string> { ["DRY_RUN"] = "1" });
+
+        Assert.Equal(2, result.ExitCode);
+        Assert.Contains("unknown step 'A9'", result.StandardError, StringComparison.Ordinal);
+    }
+
+    /// <summary>The parameters of every deployment of a scenario, in order: baseline + all changes so far.</summary>
+    private static IEnumerable<(string Step, Dictionary<string, string> Parameters)> Deployments(string scenario)
+    {
+        var current = Baseline();
+        foreach (var step in Steps.GetProperty("scenarios").GetProperty(scenario).EnumerateArray())
+        {
+            var name = step.GetProperty("step").GetString()!;
+            var stages = StageChanges(scenario, name);
+            if (stages.Count == 0)
+            {
+                yield return (name, new Dictionary<string, string>(current, StringComparer.Ordinal));
+            }
+
+            foreach (var stage in stages)
+            {
+                foreach (var (key, value) in stage)
+                {
+                    current[key] = value;
+                }
+
+                yield return (name, new Dictionary<string, string>(current, StringComparer.Ordinal));
+            }
+        }
+    }
+
+    private static List<Dictionary<string, string>> StageChanges(string scenario, string step) =>
+        Steps.GetProperty("scenarios").GetProperty(scenario).EnumerateArray()
+            .Single(s => s.GetProperty("step").GetString() == step)
+            .GetProperty("stages").EnumerateArray()
+            .Select(stage => stage.EnumerateObject().ToDictionary(p => p.Name, p => p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString()! : p.Value.GetRawText(), StringComparer.Ordinal))
+            .ToList();
+
+    /// <summary>Keys changed by this step or an earlier one of the scenario.</summary>
+    private static HashSet<string> ChangedBy(string scenario, string step)
+    {
+        var keys = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var s in Steps.GetProperty("scenarios").GetProperty(scenario).EnumerateArray())
+        {
+            var name = s.GetProperty("step").GetString()!;
+            foreach (var stage in StageChanges(scenario, name))
+            {
+                keys.UnionWith(stage.Keys);
+            }
+
+            if (name == step)
+            {
+                break;
+            }
+        }
+
+        return keys;
+    }
+
+    private static Dictionary<string, string> Baseline() =>
+        File.ReadAllLines(Path.Combine(Infra, "main.bicepparam"))
+            .Select(line => ParameterValue().Match(line))
+            .Where(m => m.Success)
+            .ToDictionary(m => m.Groups[1].Value, m => m.Groups[2].Value.Trim('\''), StringComparer.Ordinal);
+
+    private static int Tier(string sku) => sku switch { "Basic" => 0, "Standard" => 1, "Premium" => 2, _ => throw new ArgumentException($"unknown Redis SKU {sku}") };
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"^param\s+(\w+)\s*=\s*(.+?)\s*$")]
+    private static partial System.Text.RegularExpressions.Regex ParameterValue();
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"(?m)^param\s+(\w+)\s")]
+    private static partial System.Text.RegularExpressions.Regex ParameterDeclaration();
+}
