@@ -197,6 +197,7 @@ output tenantId string = subscription().tenantId
 output clientIds object = toObject(identities.outputs.serviceIdentities, id => id.service, id => id.clientId)
 output kedaIdentityClientId string = identities.outputs.kedaClientId
 output cosmosAccountEndpoint string = cosmos.outputs.accountEndpoint
+output cosmosAccountName string = cosmos.outputs.accountName
 output serviceBusFullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace
 output keyVaultName string = keyVault.outputs.name
 output logAnalyticsWorkspaceId string = monitoring.outputs.workspaceId

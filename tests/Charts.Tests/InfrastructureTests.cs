@@ -177,6 +177,24 @@ public sealed partial class InfrastructureStepTests
         }
     }
 
+    [Theory]
+    [InlineData("lockDuration", "queueLockDuration")]
+    [InlineData("maxDeliveryCount", "queueMaxDeliveryCount")]
+    public void The_queue_on_Azure_matches_the_queue_the_chart_gives_the_emulator_at_every_step(string chartKey, string azureParameter)
+    {
+        // The chart configures the emulator's queue (and the workflow's delivery count); on Azure the
+        // same queue is a parameter of main.bicep. The two must not drift apart at any step.
+        var templateDefault = TemplateDefault(azureParameter);
+        foreach (var (step, parameters) in Deployments("B"))
+        {
+            var values = Yaml.Merge(Yaml.Parse(File.ReadAllText(Chart.ValuesFile)), Yaml.Parse(File.ReadAllText(Chart.StepFile(step))) ?? new Dictionary<object, object?>());
+            var chart = values.Text("serviceBus", "queues", "deliveryrequests", chartKey);
+            var azure = parameters.TryGetValue(azureParameter, out var value) ? value : templateDefault;
+
+            Assert.True(chart == azure, $"{step}: the chart's {chartKey} is {chart}, the Azure queue's {azureParameter} is {azure}");
+        }
+    }
+
     [Fact]
     public void The_deploy_script_refuses_an_unknown_step_by_name()
     {
@@ -244,6 +262,9 @@ public sealed partial class InfrastructureStepTests
             .Select(line => ParameterValue().Match(line))
             .Where(m => m.Success)
             .ToDictionary(m => m.Groups[1].Value, m => m.Groups[2].Value.Trim('\''), StringComparer.Ordinal);
+
+    private static string TemplateDefault(string parameter) =>
+        System.Text.RegularExpressions.Regex.Match(File.ReadAllText(Path.Combine(Infra, "main.bicep")), $@"(?m)^param\s+{parameter}\s+\w+\s*=\s*'?([^'\r\n]+?)'?\s*$").Groups[1].Value;
 
     private static int Tier(string sku) => sku switch { "Basic" => 0, "Standard" => 1, "Premium" => 2, _ => throw new ArgumentException($"unknown Redis SKU {sku}") };
 

@@ -22,6 +22,17 @@ public sealed class KubernetesFilesTests
     }
 
     [Fact]
+    public void Kind_nodes_run_a_node_image_pinned_by_digest()
+    {
+        var cluster = Yaml.Parse(File.ReadAllText(Path.Combine(K8s, "kind", "cluster.yaml")));
+
+        var images = cluster.List("nodes").Select(node => node.Text("image")).ToList();
+
+        Assert.NotEmpty(images);
+        Assert.All(images, image => Assert.Matches(@"^kindest/node:v1\.33\.\d+@sha256:[0-9a-f]{64}$", image));
+    }
+
+    [Fact]
     public void Kind_cluster_maps_every_NodePort_the_kind_values_open_to_a_loopback_host_port()
     {
         var cluster = Yaml.Parse(File.ReadAllText(Path.Combine(K8s, "kind", "cluster.yaml")));
