@@ -77,12 +77,9 @@ public static class ExternalTool
 
     private static string Locate(string name, string variable)
     {
-        var configured = Environment.GetEnvironmentVariable(variable);
-        if (!string.IsNullOrWhiteSpace(configured))
+        if (Configured(variable) is { } configured)
         {
-            return File.Exists(configured)
-                ? configured
-                : throw new InvalidOperationException($"{variable} is set to '{configured}', which does not exist.");
+            return configured;
         }
 
         var candidates = (Environment.GetEnvironmentVariable("PATH") ?? string.Empty)
@@ -95,14 +92,25 @@ public static class ExternalTool
                 $"or provide {string.Join(" or ", SharedFolders("bin", name))}.");
     }
 
+    /// <summary>The tool path an environment variable names, if set; a path that does not exist is an error.</summary>
+    private static string? Configured(string variable)
+    {
+        var configured = Environment.GetEnvironmentVariable(variable);
+        if (string.IsNullOrWhiteSpace(configured))
+        {
+            return null;
+        }
+
+        return File.Exists(configured)
+            ? configured
+            : throw new InvalidOperationException($"{variable} is set to '{configured}', which does not exist.");
+    }
+
     private static string LocateBicep()
     {
-        var configured = Environment.GetEnvironmentVariable("BICEP");
-        if (!string.IsNullOrWhiteSpace(configured))
+        if (Configured("BICEP") is { } configured)
         {
-            return File.Exists(configured)
-                ? configured
-                : throw new InvalidOperationException($"BICEP is set to '{configured}', which does not exist.");
+            return configured;
         }
 
         var restored = typeof(ExternalTool).Assembly
