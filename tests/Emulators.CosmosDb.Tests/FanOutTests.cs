@@ -32,7 +32,7 @@ public sealed class FanOutTests : IAsyncLifetime
     [Fact]
     public async Task Serial_fan_out_takes_the_sum_of_the_partitions_and_parallel_about_the_slowest()
     {
-        var container = await ScenarioA.CreateAsync(_client, "utilization", "/partitionKey", 100_000);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 100_000);
 
         var serial = new List<double>();
         var parallel = new List<double>();
@@ -54,7 +54,7 @@ public sealed class FanOutTests : IAsyncLifetime
     [Fact]
     public async Task Serial_requests_never_overlap_and_parallel_ones_do()
     {
-        var container = await ScenarioA.CreateAsync(_client, "utilization", "/partitionKey", 100_000);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 100_000);
 
         var serial = await QueryRequests(container, new QueryRequestOptions { MaxConcurrency = 0 });
         var parallel = await QueryRequests(container, new QueryRequestOptions { MaxConcurrency = -1 });
@@ -66,8 +66,8 @@ public sealed class FanOutTests : IAsyncLifetime
     [Fact]
     public async Task Utilization_query_costs_about_29_RU_fanned_out_and_3_4_RU_with_the_partition_key()
     {
-        var crossPartition = await ScenarioA.CreateAsync(_client, "utilization-cp", "/partitionKey", 100_000);
-        var singlePartition = await ScenarioA.CreateAsync(_client, "utilization-sp", "/ownerId", 100_000);
+        var crossPartition = await ScenarioA.CreateAsync(_emulator, _client, "utilization-cp", "/partitionKey", 100_000);
+        var singlePartition = await ScenarioA.CreateAsync(_emulator, _client, "utilization-sp", "/ownerId", 100_000);
 
         var fannedOut = await ScenarioA.RunAsync(crossPartition, "owner-7");
         var before = _emulator.LastRequestSequence;

@@ -37,7 +37,7 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task Json_metrics_show_ru_per_partition_against_provisioned_throttles_and_requests()
     {
-        var container = await ScenarioA.CreateAsync(_client, "utilization", "/partitionKey", 900);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
         await ScenarioA.RunAsync(container, "owner-1");
         await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, 60, TimeSpan.FromSeconds(3)));
 

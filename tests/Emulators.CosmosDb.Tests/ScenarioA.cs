@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DroneDelivery.TestSupport;
 using Microsoft.Azure.Cosmos;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
@@ -20,7 +21,7 @@ internal static class ScenarioA
     /// Creates the container with a generous budget, loads 20 owners × 3 months × 10 items, then sets
     /// the requested RU/s (so loading never throttles).
     /// </summary>
-    public static async Task<Container> CreateAsync(CosmosClient client, string id, string partitionKeyPath, int throughput)
+    public static async Task<Container> CreateAsync(CosmosEmulator emulator, CosmosClient client, string id, string partitionKeyPath, int throughput)
     {
         var database = (await client.CreateDatabaseIfNotExistsAsync("invoicing")).Database;
         var container = (await database.CreateContainerIfNotExistsAsync(new ContainerProperties(id, partitionKeyPath), 90_000)).Container;
@@ -40,9 +41,15 @@ internal static class ScenarioA
         await Task.WhenAll(items.Select(item => container.CreateItemAsync(item,
             new PartitionKey(partitionKeyPath == "/ownerId" ? item.OwnerId : item.PartitionKey))));
         await container.ReplaceThroughputAsync(throughput);
-        // Let every partition's budget refill at the new rate before the test measures anything.
-        await Task.Delay(TimeSpan.FromSeconds(1.2));
+        await BudgetsRefilledAsync(emulator, id);
         return container;
+    }
+
+    /// <summary>Waits until every partition of the container has its whole RU budget to spend, so a measurement starts from rest.</summary>
+    public static async Task BudgetsRefilledAsync(CosmosEmulator emulator, string id)
+    {
+        bool Full() => emulator.GetMetrics(1).Container("invoicing", id)!.Partitions.All(p => p.AvailableRequestUnits >= p.ProvisionedThroughput - 0.001);
+        Assert.True(await Eventually.TrueAsync(Full, TimeSpan.FromSeconds(60)), $"The partitions of {id} never refilled their RU budgets.");
     }
 
     /// <summary>

@@ -32,7 +32,7 @@ public sealed class ThrottlingTests : IAsyncLifetime
     [Fact]
     public async Task Burst_at_900_RU_is_throttled_and_retried_by_the_sdk_and_at_2500_RU_is_not()
     {
-        var container = await ScenarioA.CreateAsync(_client, "utilization", "/partitionKey", 900);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
 
         var throttledBefore = Throttled();
         var pages = await ScenarioA.AtRateAsync(container, QueriesPerSecond, Duration);
@@ -45,7 +45,8 @@ public sealed class ThrottlingTests : IAsyncLifetime
 
         await container.ReplaceThroughputAsync(2500);
         Assert.Equal(2500, await container.ReadThroughputAsync());
-        await Task.Delay(TimeSpan.FromSeconds(2));
+        // The 900 RU/s burst left partitions in debt; the second burst starts once it is repaid.
+        await ScenarioA.BudgetsRefilledAsync(_emulator, "utilization");
         var beforeSecondBurst = Throttled();
         var calm = await ScenarioA.AtRateAsync(container, QueriesPerSecond, Duration);
 
@@ -57,7 +58,7 @@ public sealed class ThrottlingTests : IAsyncLifetime
     [Fact]
     public async Task Without_sdk_retries_a_429_surfaces_as_a_cosmos_exception()
     {
-        await ScenarioA.CreateAsync(_client, "utilization", "/partitionKey", 900);
+        await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
         using var impatient = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
         var container = impatient.GetContainer("invoicing", "utilization");
 

@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace DroneDelivery.Emulators.CosmosDb.Capacity;
 
 /// <summary>
@@ -15,16 +13,18 @@ internal sealed class ThroughputPool
 {
     private readonly Bucket[] _buckets;
     private readonly double _burstSeconds;
+    private readonly TimeProvider _time;
     private double _throughput;
 
-    public ThroughputPool(double throughput, int partitionCount, double burstSeconds, bool autoscale = false)
+    public ThroughputPool(double throughput, int partitionCount, double burstSeconds, TimeProvider time, bool autoscale = false)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(partitionCount, 1);
         _burstSeconds = burstSeconds;
+        _time = time;
         _throughput = throughput;
         Autoscale = autoscale;
         _buckets = new Bucket[partitionCount];
-        var now = Stopwatch.GetTimestamp();
+        var now = _time.GetTimestamp();
         for (var i = 0; i < partitionCount; i++)
         {
             _buckets[i] = new Bucket { Tokens = PerPartition * burstSeconds, LastRefill = now };
@@ -46,7 +46,7 @@ internal sealed class ThroughputPool
         {
             lock (bucket)
             {
-                Refill(bucket, Stopwatch.GetTimestamp());
+                Refill(bucket, _time.GetTimestamp());
             }
         }
 
@@ -65,7 +65,7 @@ internal sealed class ThroughputPool
     public bool TryAdmit(int index, out int retryAfterMilliseconds)
     {
         var bucket = _buckets[index % _buckets.Length];
-        var now = Stopwatch.GetTimestamp();
+        var now = _time.GetTimestamp();
         lock (bucket)
         {
             Refill(bucket, now);
@@ -83,7 +83,7 @@ internal sealed class ThroughputPool
             // Wait for the debt to be repaid and for the ones already waiting to be served first.
             var seconds = (-bucket.Tokens + ((bucket.Waiting.Count + 1) * bucket.AverageCharge)) / PerPartition;
             retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
-            bucket.Waiting.Enqueue(now + (long)(seconds * Stopwatch.Frequency));
+            bucket.Waiting.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
             return false;
         }
     }
@@ -93,15 +93,32 @@ internal sealed class ThroughputPool
         var bucket = _buckets[index % _buckets.Length];
         lock (bucket)
         {
-            Refill(bucket, Stopwatch.GetTimestamp());
+            Refill(bucket, _time.GetTimestamp());
             bucket.Tokens -= requestUnits;
             bucket.AverageCharge += (requestUnits - bucket.AverageCharge) * 0.1;
         }
     }
 
+    /// <summary>
+    /// The RU partition <paramref name="index"/> can spend now: at most <c>BurstSeconds</c> of its
+    /// share, negative while it repays requests admitted beyond its budget.
+    /// </summary>
+    public double Available(int index)
+    {
+        var bucket = _buckets[index % _buckets.Length];
+        lock (bucket)
+        {
+            Refill(bucket, _time.GetTimestamp());
+            return bucket.Tokens;
+        }
+    }
+
+    /// <summary>The most a partition can bank: <c>BurstSeconds</c> of its share of the throughput.</summary>
+    public double Capacity => PerPartition * _burstSeconds;
+
     private void Refill(Bucket bucket, long now)
     {
-        var elapsed = (now - bucket.LastRefill) / (double)Stopwatch.Frequency;
+        var elapsed = (now - bucket.LastRefill) / (double)_time.TimestampFrequency;
         if (elapsed <= 0)
         {
             return;

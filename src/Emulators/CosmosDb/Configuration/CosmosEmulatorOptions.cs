@@ -60,6 +60,13 @@ public sealed class CosmosEmulatorOptions
 
     /// <summary>How many seconds of per-second metrics each partition keeps. Default 900.</summary>
     public int MetricsHistorySeconds { get; set; } = 900;
+
+    /// <summary>
+    /// The clock behind RU budgets, the latency model, per-second metrics and the authorisation
+    /// header's allowed skew. Not a setting: tests replace it to move time themselves.
+    /// </summary>
+    [System.Text.Json.Serialization.JsonIgnore]
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 }
 
 /// <summary>A database that exists at start-up.</summary>

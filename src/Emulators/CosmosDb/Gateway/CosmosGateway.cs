@@ -26,12 +26,14 @@ internal sealed class CosmosGateway
     private readonly MetadataHandlers _metadata;
     private readonly RequestLog _log;
     private readonly ILogger _logger;
+    private readonly TimeProvider _time;
     private readonly long _startTimestamp = Stopwatch.GetTimestamp();
 
     public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, ILogger logger)
     {
         _store = store;
-        _authorizer = new MasterKeyAuthorizer(options.AccountKey);
+        _time = options.TimeProvider;
+        _authorizer = new MasterKeyAuthorizer(options.AccountKey, options.TimeProvider);
         _metadata = new MetadataHandlers(store, options);
         _log = log;
         _logger = logger;
@@ -94,7 +96,7 @@ internal sealed class CosmosGateway
         {
             if (response.Latency > TimeSpan.Zero)
             {
-                await Task.Delay(response.Latency, http.RequestAborted).ConfigureAwait(false);
+                await Task.Delay(response.Latency, _time, http.RequestAborted).ConfigureAwait(false);
             }
 
             await WriteAsync(http, response).ConfigureAwait(false);

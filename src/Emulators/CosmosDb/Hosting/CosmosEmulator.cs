@@ -85,7 +85,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
         var app = builder.Build();
         var store = new AccountStore(options);
         var log = new RequestLog(options.RequestLogCapacity);
-        var metrics = new MetricsReader(store, DateTimeOffset.UtcNow);
+        var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
         var gateway = new CosmosGateway(store, options, log, app.Logger);
         var endpoints = new EmulatorEndpoints(metrics, log);
         app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)

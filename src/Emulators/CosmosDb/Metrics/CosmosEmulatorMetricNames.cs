@@ -13,6 +13,12 @@ public static class CosmosEmulatorMetricNames
     /// <summary>Gauge: provisioned RU/s of one physical partition. Labels: database, container, partition.</summary>
     public const string ProvisionedThroughput = "cosmos_emulator_provisioned_throughput";
 
+    /// <summary>
+    /// Gauge: RU a physical partition can spend now (its token bucket), at most BurstSeconds of its
+    /// share and negative while it repays admitted requests. Labels: database, container, partition.
+    /// </summary>
+    public const string AvailableRequestUnits = "cosmos_emulator_available_request_units";
+
     /// <summary>Gauge: RU consumed during the last complete second. Labels: database, container, partition.</summary>
     public const string ConsumedThroughput = "cosmos_emulator_consumed_throughput";
 

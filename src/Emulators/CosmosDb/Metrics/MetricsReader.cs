@@ -5,7 +5,7 @@ using DroneDelivery.Emulators.CosmosDb.Storage;
 namespace DroneDelivery.Emulators.CosmosDb.Metrics;
 
 /// <summary>Reads the model's counters into snapshots (JSON) and the Prometheus text format.</summary>
-internal sealed class MetricsReader(AccountStore store, DateTimeOffset startedAt)
+internal sealed class MetricsReader(AccountStore store, DateTimeOffset startedAt, TimeProvider time)
 {
     public EmulatorMetricsSnapshot Snapshot(int seconds)
     {
@@ -24,7 +24,8 @@ internal sealed class MetricsReader(AccountStore store, DateTimeOffset startedAt
                     requests,
                     p.Count,
                     Math.Round(p.Metrics.ConsumedLastSecond(), 4),
-                    p.Metrics.Seconds(seconds));
+                    p.Metrics.Seconds(seconds),
+                    Math.Round(container.Pool.Available(p.Index), 4));
             }).ToList();
             return new ContainerMetricsSnapshot(
                 container.Database.Id,
@@ -38,7 +39,7 @@ internal sealed class MetricsReader(AccountStore store, DateTimeOffset startedAt
                 container.Counters.Charges(),
                 partitions);
         }).ToList();
-        var now = DateTimeOffset.UtcNow;
+        var now = time.GetUtcNow();
         return new EmulatorMetricsSnapshot(now, (now - startedAt).TotalSeconds, store.AccountCounters.Requests(), containers);
     }
 
@@ -50,6 +51,8 @@ internal sealed class MetricsReader(AccountStore store, DateTimeOffset startedAt
         EachPartition(snapshot, text, CosmosEmulatorMetricNames.RequestChargeTotal, p => p.RequestCharge);
         Family(text, CosmosEmulatorMetricNames.ProvisionedThroughput, "gauge", "Provisioned request units per second of the physical partition.");
         EachPartition(snapshot, text, CosmosEmulatorMetricNames.ProvisionedThroughput, p => p.ProvisionedThroughput);
+        Family(text, CosmosEmulatorMetricNames.AvailableRequestUnits, "gauge", "Request units the physical partition can spend now; negative while it repays admitted requests.");
+        EachPartition(snapshot, text, CosmosEmulatorMetricNames.AvailableRequestUnits, p => p.AvailableRequestUnits);
         Family(text, CosmosEmulatorMetricNames.ConsumedThroughput, "gauge", "Request units consumed during the last complete second.");
         EachPartition(snapshot, text, CosmosEmulatorMetricNames.ConsumedThroughput, p => p.ConsumedLastSecond);
         Family(text, CosmosEmulatorMetricNames.ThrottledRequestsTotal, "counter", "Requests answered 429 because the partition's RU budget was exhausted.");

@@ -48,7 +48,8 @@ public sealed record PartitionMetricsSnapshot(
     long Requests,
     long Documents,
     double ConsumedLastSecond,
-    IReadOnlyList<SecondSample> Seconds);
+    IReadOnlyList<SecondSample> Seconds,
+    double AvailableRequestUnits);
 
 /// <summary>What a partition did during one wall-clock second (only seconds with requests are listed).</summary>
 public sealed record SecondSample(long UnixSeconds, double RequestCharge, long ThrottledRequests, long Requests, double ProvisionedThroughput);

@@ -4,7 +4,7 @@ namespace DroneDelivery.Emulators.CosmosDb.Metrics;
 /// Cumulative counters of one physical partition plus a ring of per-second samples (indexed by Unix
 /// second) for the RU-consumed-vs-provisioned time series.
 /// </summary>
-internal sealed class PartitionMetrics(int historySeconds)
+internal sealed class PartitionMetrics(int historySeconds, TimeProvider time)
 {
     private readonly Second[] _ring = new Second[historySeconds];
     private readonly Lock _sync = new();
@@ -14,7 +14,7 @@ internal sealed class PartitionMetrics(int historySeconds)
 
     public void Record(double charge, bool throttled, double provisioned)
     {
-        var now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        var now = time.GetUtcNow().ToUnixTimeSeconds();
         lock (_sync)
         {
             _charge += charge;
@@ -51,7 +51,7 @@ internal sealed class PartitionMetrics(int historySeconds)
     /// <summary>RU consumed during the last complete second.</summary>
     public double ConsumedLastSecond()
     {
-        var previous = DateTimeOffset.UtcNow.ToUnixTimeSeconds() - 1;
+        var previous = time.GetUtcNow().ToUnixTimeSeconds() - 1;
         lock (_sync)
         {
             var second = _ring[previous % _ring.Length];
@@ -61,7 +61,7 @@ internal sealed class PartitionMetrics(int historySeconds)
 
     public IReadOnlyList<SecondSample> Seconds(int lastSeconds)
     {
-        var now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        var now = time.GetUtcNow().ToUnixTimeSeconds();
         var from = now - Math.Min(lastSeconds, _ring.Length) + 1;
         var samples = new List<SecondSample>();
         lock (_sync)

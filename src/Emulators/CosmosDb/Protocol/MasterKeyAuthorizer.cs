@@ -10,7 +10,7 @@ namespace DroneDelivery.Emulators.CosmosDb.Protocol;
 /// links as sent, RID-based links lower-cased). The header is URL-encoded
 /// <c>type=master&amp;ver=1.0&amp;sig=&lt;base64&gt;</c>.
 /// </summary>
-internal sealed class MasterKeyAuthorizer(string accountKey)
+internal sealed class MasterKeyAuthorizer(string accountKey, TimeProvider time)
 {
     private static readonly TimeSpan AllowedClockSkew = TimeSpan.FromMinutes(15);
 
@@ -73,7 +73,7 @@ internal sealed class MasterKeyAuthorizer(string accountKey)
             return $"The request date '{stamp}' is not an RFC 1123 date.";
         }
 
-        if ((DateTimeOffset.UtcNow - when).Duration() > AllowedClockSkew)
+        if ((time.GetUtcNow() - when).Duration() > AllowedClockSkew)
         {
             return $"The request date '{stamp}' is more than 15 minutes from the emulator's clock.";
         }

@@ -76,7 +76,7 @@ internal sealed class AccountStore
             OfferResource? offer = null;
             if (throughput is { } t)
             {
-                pool = new ThroughputPool(t.Throughput, partitions ?? DerivedPartitions(t.Throughput), _options.BurstSeconds, t.Autoscale);
+                pool = new ThroughputPool(t.Throughput, partitions ?? DerivedPartitions(t.Throughput), _options.BurstSeconds, _options.TimeProvider, t.Autoscale);
                 offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{rid}/", pool);
                 _offers[offer.Rid] = offer;
             }
@@ -144,7 +144,7 @@ internal sealed class AccountStore
             {
                 var requested = throughput ?? new ThroughputRequest(_options.DefaultThroughput, false);
                 var count = partitions ?? _options.DefaultPhysicalPartitions ?? DerivedPartitions(requested.Throughput);
-                pool = new ThroughputPool(requested.Throughput, count, _options.BurstSeconds, requested.Autoscale);
+                pool = new ThroughputPool(requested.Throughput, count, _options.BurstSeconds, _options.TimeProvider, requested.Autoscale);
                 offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{database.Rid}/colls/{rid}/", pool);
                 _offers[offer.Rid] = offer;
             }
@@ -160,7 +160,8 @@ internal sealed class AccountStore
                 offer,
                 latency ?? _options.Latency,
                 charges ?? _options.RequestCharges,
-                _options.MetricsHistorySeconds);
+                _options.MetricsHistorySeconds,
+                _options.TimeProvider);
             database.Containers[id] = container;
             database.ContainersByRid[rid] = container;
             return (true, container);

@@ -25,7 +25,8 @@ internal sealed class ContainerResource
         OfferResource? offer,
         LatencyOptions latency,
         RequestChargeOptions charges,
-        int metricsHistorySeconds)
+        int metricsHistorySeconds,
+        TimeProvider time)
     {
         Database = database;
         Id = id;
@@ -43,7 +44,7 @@ internal sealed class ContainerResource
         ETag = ETags.New();
         Layout = PartitionLayout.Create(pool.PartitionCount, partitionKeyVersion);
         Partitions = [.. Layout.Ranges.Select((range, i) =>
-            new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), metricsHistorySeconds))];
+            new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), new PartitionMetrics(metricsHistorySeconds, time)))];
         RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
         SelfLink = $"dbs/{database.Rid}/colls/{rid}/";
         AltLink = $"dbs/{database.Id}/colls/{id}";

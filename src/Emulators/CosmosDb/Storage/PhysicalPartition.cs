@@ -30,13 +30,13 @@ internal sealed class PhysicalPartition
     private int _tombstones;
     private long _highestSequence = long.MinValue;
 
-    public PhysicalPartition(int index, EpkRange range, string rid, int metricsHistorySeconds)
+    public PhysicalPartition(int index, EpkRange range, string rid, PartitionMetrics metrics)
     {
         Index = index;
         Id = index.ToString(System.Globalization.CultureInfo.InvariantCulture);
         Range = range;
         Rid = rid;
-        Metrics = new PartitionMetrics(metricsHistorySeconds);
+        Metrics = metrics;
     }
 
     public int Index { get; }
