@@ -28,6 +28,9 @@ internal sealed class RecordingServer : IAsyncDisposable
 
     public TimeSpan Delay { get; set; }
 
+    /// <summary>When set, each response waits for it (at most a minute) before it is written.</summary>
+    public Task? Gate { get; set; }
+
     /// <summary>Chooses the status of each response from its 1-based arrival number; default 200.</summary>
     public Func<int, int> StatusFor { get; set; } = _ => StatusCodes.Status200OK;
 
@@ -55,6 +58,11 @@ internal sealed class RecordingServer : IAsyncDisposable
             if (Delay > TimeSpan.Zero)
             {
                 await Task.Delay(Delay, context.RequestAborted);
+            }
+
+            if (Gate is { } gate)
+            {
+                await Task.WhenAny(gate, Task.Delay(TimeSpan.FromMinutes(1), context.RequestAborted));
             }
 
             context.Response.StatusCode = StatusFor(number);

@@ -35,16 +35,10 @@ public sealed class GatewayTests
     public async Task The_backends_are_called_concurrently_so_the_invoice_takes_the_slowest_call_not_the_sum()
     {
         // Each backend answers only once all three requests have arrived: called one after the other,
-        // the first would give up waiting and fail the invoice. That is the proof; the timing below
-        // only shows its consequence, with a wide margin for a busy machine.
+        // the first could never see the others and the invoice would wait until the gateway gave up
+        // on it. No clock is involved, so a busy machine cannot make this pass or fail.
         var arrived = 0;
         var allArrived = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var delays = new Dictionary<string, TimeSpan>
-        {
-            ["delivery"] = TimeSpan.FromMilliseconds(400),
-            ["package"] = TimeSpan.FromMilliseconds(800),
-            ["dronescheduler"] = TimeSpan.FromMilliseconds(1200),
-        };
         await using var backends = await Backends.StartAsync(behaviour: async (backend, context) =>
         {
             if (Interlocked.Increment(ref arrived) == 3)
@@ -52,20 +46,14 @@ public sealed class GatewayTests
                 allArrived.TrySetResult();
             }
 
-            var together = await Task.WhenAny(allArrived.Task, Task.Delay(TimeSpan.FromSeconds(5))) == allArrived.Task;
-            await Task.Delay(delays[backend]);
-            return together ? null : Results.StatusCode(StatusCodes.Status409Conflict);
+            await allArrived.Task.WaitAsync(context.RequestAborted);
+            return null;
         });
 
-        var stopwatch = Stopwatch.StartNew();
         using var response = await backends.Gateway.Client.GetAsync("api/invoices/owner-1?year=2025&month=1");
-        stopwatch.Stop();
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        var sum = delays.Values.Aggregate(TimeSpan.Zero, (a, b) => a + b);
-        // The barrier above already proves the three calls were in flight together (or a backend
-        // answers 409); the time bound only confirms it from the client's side, with room for a busy machine.
-        Assert.InRange(stopwatch.Elapsed, delays.Values.Max(), sum);
+        Assert.Equal(3, arrived);
     }
 
     [Fact]

@@ -67,6 +67,13 @@ internal sealed class ProgressDisplay : IProgress<LoadProgress>
                     }
                 }
 
+                // The run's final report arrives as it ends; a log shows it even when the run was
+                // shorter than one display interval.
+                if (Volatile.Read(ref _latest) is { } last && !ReferenceEquals(last, shown))
+                {
+                    await _output.WriteLineAsync(Line(last)).ConfigureAwait(false);
+                }
+
                 break;
         }
 

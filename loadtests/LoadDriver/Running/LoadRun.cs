@@ -18,6 +18,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private readonly IProgress<LoadProgress>? _progress;
     private readonly CancellationToken _cancellation;
     private readonly CancellationTokenSource _stopSending = new();
+    private Timer? _durationTimer;
     private readonly CancellationTokenSource _abort;
     private readonly TaskCompletionSource _idle = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly List<Task> _users = [];
@@ -72,7 +73,10 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         _recorder = new RunRecorder(_startTimestamp, this);
         _scenarioRun = _plan.Scenario.Start(new ScenarioRunContext(_recorder, _plan.Http, _abort.Token));
         await using var cancelRegistration = _cancellation.Register(() => Stop(StopReason.Cancelled)).ConfigureAwait(false);
-        await using var durationTimer = new Timer(_ => Stop(_timeStopReason), null, _loadDuration, Timeout.InfiniteTimeSpan).ConfigureAwait(false);
+        var durationTimer = new Timer(_ => OnDurationElapsed(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        _durationTimer = durationTimer;
+        await using var disposeDurationTimer = durationTimer.ConfigureAwait(false);
+        durationTimer.Change(_loadDuration, Timeout.InfiniteTimeSpan);
         using var progressStop = new CancellationTokenSource();
         var progressTask = ReportProgressAsync(progressStop.Token);
 
@@ -148,6 +152,22 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     }
 
     private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
+
+    /// <summary>
+    /// Timers run on a coarser clock than the one the driver measures with and can fire a millisecond
+    /// early; the load phase ends only once the measuring clock says its duration has passed.
+    /// </summary>
+    private void OnDurationElapsed()
+    {
+        var remaining = UntilEnd();
+        if (remaining > TimeSpan.Zero)
+        {
+            _durationTimer?.Change(remaining + TimeSpan.FromMilliseconds(1), Timeout.InfiniteTimeSpan);
+            return;
+        }
+
+        Stop(_timeStopReason);
+    }
 
     /// <summary>Records the first reason to stop and stops starting new requests.</summary>
     private void Stop(StopReason reason)
@@ -485,6 +505,9 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         catch (OperationCanceledException)
         {
         }
+
+        // However short the run or slow the machine, the last state is reported once.
+        _progress.Report(CurrentProgress());
     }
 
     private LoadProgress CurrentProgress()
