@@ -18,6 +18,43 @@ public static class FreePort
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
+    /// <summary>
+    /// A free loopback port below the kernel's ephemeral range, for a server that clients may try
+    /// to reach before it listens. A client connecting to a free port inside that range can be
+    /// given that same port as its own local port and connect to itself (a TCP simultaneous open),
+    /// which looks like an open connection that never answers; a cluster's fixed service ports
+    /// never meet this.
+    /// </summary>
+    public static int NextOutsideEphemeralRange()
+    {
+        var lowest = EphemeralRangeStart();
+        for (var attempt = 0; attempt < 1000; attempt++)
+        {
+            var port = Random.Shared.Next(10_000, lowest);
+            try
+            {
+                using var listener = new TcpListener(IPAddress.Loopback, port);
+                listener.Start();
+                return port;
+            }
+            catch (SocketException)
+            {
+                // Taken; try another.
+            }
+        }
+
+        throw new InvalidOperationException($"No free loopback port between 10000 and {lowest}.");
+    }
+
+    private static int EphemeralRangeStart()
+    {
+        // Linux publishes the range; elsewhere assume the IANA dynamic range.
+        const string RangeFile = "/proc/sys/net/ipv4/ip_local_port_range";
+        return File.Exists(RangeFile) && int.TryParse(File.ReadAllText(RangeFile).Split((char[])['\t', ' '], StringSplitOptions.RemoveEmptyEntries)[0], out var start) && start > 11_000
+            ? start
+            : 49_152;
+    }
+
     /// <summary>True when something accepts TCP connections on 127.0.0.1:<paramref name="port"/>.</summary>
     public static bool IsListening(int port)
     {

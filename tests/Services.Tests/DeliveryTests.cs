@@ -268,6 +268,23 @@ public sealed class DeliveryTests(RedisFixture redis) : IAsyncLifetime
         Assert.Equal("Redis is unavailable", (await status.ProblemAsync()).GetProperty("title").GetString());
     }
 
+    [Fact]
+    public async Task Becomes_ready_once_a_redis_that_was_down_at_start_comes_up()
+    {
+        // On a cluster the pods start in any order: a Delivery pod that started first must not stay unready.
+        var port = FreePort.Next();
+        await using var service = await StartAsync($"127.0.0.1:{port},connectTimeout=500,syncTimeout=1000");
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, (await service.Client.GetAsync("health/ready")).StatusCode);
+
+        await using var redis = await RedisServer.StartAsync(new RedisServerOptions { Port = port });
+
+        Assert.True(
+            await Eventually.TrueAsync(async () => (await service.Client.GetAsync("health/ready")).StatusCode == HttpStatusCode.OK, TimeSpan.FromSeconds(60), TimeSpan.FromMilliseconds(200)),
+            "Delivery never became ready after Redis came up.");
+        var id = NewId();
+        Assert.Equal(HttpStatusCode.NotFound, (await service.Client.GetAsync($"api/deliveries/{id}/status")).StatusCode);
+    }
+
     internal static DeliverySchedule Schedule(string ownerId, DateTimeOffset pickup) => new()
     {
         OwnerId = ownerId,

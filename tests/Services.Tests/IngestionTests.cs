@@ -6,6 +6,7 @@ using DroneDelivery.Ingestion;
 using DroneDelivery.LocalSystem;
 using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
+using DroneDelivery.TestSupport;
 using static DroneDelivery.Services.Tests.Infrastructure.SystemHelpers;
 
 namespace DroneDelivery.Services.Tests;
@@ -111,6 +112,32 @@ public sealed class IngestionTests(SystemFixture system)
         Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
         Assert.Equal("The request could not be queued", (await response.ProblemAsync()).GetProperty("title").GetString());
         Assert.Equal(HttpStatusCode.ServiceUnavailable, ready.StatusCode);
+    }
+
+    [Fact]
+    public async Task Becomes_ready_once_a_namespace_that_was_down_at_start_comes_up()
+    {
+        // On a cluster the pods start in any order: an Ingestion pod that started before the
+        // namespace answered must not stay unready.
+        var port = FreePort.Next();
+        await using var ingestion = await ServiceApp.StartAsync(Definitions.Ingestion, new Dictionary<string, string?>
+        {
+            ["ServiceBus:ConnectionString"] = $"Endpoint=sb://127.0.0.1:{port};SharedAccessKeyName={ServiceBusEmulatorOptions.DefaultKeyName};SharedAccessKey={ServiceBusEmulatorOptions.DevelopmentKey};UseDevelopmentEmulator=true",
+            ["ServiceBus:QueueName"] = "late",
+        });
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, (await ingestion.Client.GetAsync("health/ready")).StatusCode);
+
+        await using var emulator = await ServiceBusEmulator.StartAsync(new ServiceBusEmulatorOptions
+        {
+            Port = port,
+            Queues = [new QueueOptions { Name = "late" }],
+        });
+
+        Assert.True(
+            await Eventually.TrueAsync(async () => (await ingestion.Client.GetAsync("health/ready")).StatusCode == HttpStatusCode.OK, TimeSpan.FromSeconds(60), TimeSpan.FromMilliseconds(200)),
+            "Ingestion never became ready after the namespace came up.");
+        var accepted = await ingestion.Client.PostJsonAsync("api/deliveryrequests", NewRequest("owner-late", DateTimeOffset.UtcNow));
+        Assert.Equal(HttpStatusCode.Accepted, accepted.StatusCode);
     }
 
     [Fact]

@@ -37,7 +37,7 @@ public sealed partial class Rehearsal : IAsyncDisposable
             var deployments = render.OfKind("Deployment").ToList();
             var localPorts = deployments.ToDictionary(d => d.Name, d => (IReadOnlyDictionary<string, int>)d.Containers.Single().List("ports")
                 .OfType<IDictionary<object, object?>>()
-                .ToDictionary(p => p.Text("containerPort")!, _ => FreePort.Next()));
+                .ToDictionary(p => p.Text("containerPort")!, _ => FreePort.NextOutsideEphemeralRange()));
             var network = ServiceNetwork(render, deployments, localPorts);
             var starts = deployments.Select(d => rehearsal.StartPodAsync(render, d, localPorts[d.Name], network)).ToList();
             try
