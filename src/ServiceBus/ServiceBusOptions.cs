@@ -60,6 +60,12 @@ public sealed class ServiceBusClientOptions
 
     /// <summary>Server certificate validation for amqps; null uses the platform's default validation.</summary>
     public System.Net.Security.RemoteCertificateValidationCallback? CertificateValidationCallback { get; set; }
+
+    /// <summary>
+    /// The clock that times lock renewal. Internal so the public shape stays the SDK's; tests
+    /// replace it to move time themselves.
+    /// </summary>
+    internal TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 }
 
 public sealed class ServiceBusReceiverOptions

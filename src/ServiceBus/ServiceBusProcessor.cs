@@ -271,20 +271,21 @@ public class ServiceBusProcessor : IAsyncDisposable
     /// <summary>Renews the lock shortly before it expires until the handler ends or MaxAutoLockRenewalDuration passes.</summary>
     private async Task RenewLockAsync(ServiceBusReceiver receiver, ServiceBusReceivedMessage message, CancellationTokenSource lockLost, CancellationToken stop)
     {
-        var renewUntil = DateTimeOffset.UtcNow + _options.MaxAutoLockRenewalDuration;
+        var time = _client.Scope.Options.TimeProvider;
+        var renewUntil = time.GetUtcNow() + _options.MaxAutoLockRenewalDuration;
         while (!stop.IsCancellationRequested)
         {
-            var remaining = message.LockedUntil - DateTimeOffset.UtcNow;
+            var remaining = message.LockedUntil - time.GetUtcNow();
             var buffer = TimeSpan.FromTicks(Math.Min(remaining.Ticks / 2, MaximumRenewBuffer.Ticks));
             var delay = remaining < TimeSpan.FromMilliseconds(400) ? TimeSpan.Zero : remaining - buffer;
-            if (DateTimeOffset.UtcNow + delay > renewUntil)
+            if (time.GetUtcNow() + delay > renewUntil)
             {
                 return;
             }
 
             try
             {
-                await Task.Delay(delay, stop).ConfigureAwait(false);
+                await Task.Delay(delay, time, stop).ConfigureAwait(false);
                 await receiver.RenewMessageLockAsync(message, stop).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (stop.IsCancellationRequested)

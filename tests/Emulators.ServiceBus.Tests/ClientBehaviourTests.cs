@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using DroneDelivery.ServiceBus;
 using DroneDelivery.TestSupport;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -94,7 +95,8 @@ public sealed class ClientBehaviourTests
     public async Task Lock_lost_settlements_and_renewals_are_counted()
     {
         var queue = "telemetry-" + Guid.NewGuid().ToString("N");
-        await using var scope = await EmulatorScope.StartAsync(q => q with { Name = queue, LockDuration = TimeSpan.FromSeconds(1) });
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { Name = queue, LockDuration = TimeSpan.FromSeconds(1) }, time: time);
         var counts = new ConcurrentDictionary<string, long>();
         using var meter = new MeterListener();
         meter.InstrumentPublished = (instrument, l) =>
@@ -118,7 +120,7 @@ public sealed class ClientBehaviourTests
         var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
         await receiver.RenewMessageLockAsync(message!);
-        await Task.Delay(1300);
+        time.Advance(TimeSpan.FromSeconds(1.3));
         await Assert.ThrowsAsync<ServiceBusException>(() => receiver.CompleteMessageAsync(message!));
 
         Assert.Equal(1, counts[ServiceBusTelemetry.LockRenewalsCounter]);
@@ -137,9 +139,11 @@ public sealed class ClientBehaviourTests
 
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessagesAsync(Enumerable.Range(0, 5).Select(i => new ServiceBusMessage($"m{i}")));
-        await Task.Delay(500);
 
-        // The credit left by the timed-out calls is one message's worth, not ten.
+        // The credit left by the timed-out calls is one message's worth, not ten. The broker hands
+        // out what credit allows as messages arrive, so "all five stored, one locked" is a state
+        // that piled-up credit never passes through.
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 5, LockedMessages: 1 }, TimeSpan.FromSeconds(10)), $"{scope.Metrics}");
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
         Assert.Equal(1, scope.Metrics.LockedMessages);
         var received = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(5));

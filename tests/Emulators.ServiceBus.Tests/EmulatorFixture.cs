@@ -15,10 +15,10 @@ internal sealed class EmulatorScope : IAsyncDisposable
 
     public const string Queue = "orders";
 
-    public static async Task<EmulatorScope> StartAsync(Func<QueueOptions, QueueOptions>? configure = null, Func<ServiceBusEmulatorOptions, ServiceBusEmulatorOptions>? emulator = null)
+    public static async Task<EmulatorScope> StartAsync(Func<QueueOptions, QueueOptions>? configure = null, Func<ServiceBusEmulatorOptions, ServiceBusEmulatorOptions>? emulator = null, TimeProvider? time = null)
     {
         var queue = new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30), MaxDeliveryCount = 10 };
-        var options = new ServiceBusEmulatorOptions { Queues = [configure?.Invoke(queue) ?? queue], HttpPort = null };
+        var options = new ServiceBusEmulatorOptions { Queues = [configure?.Invoke(queue) ?? queue], HttpPort = null, TimeProvider = time ?? TimeProvider.System };
         var started = await ServiceBusEmulator.StartAsync(emulator?.Invoke(options) ?? options);
         return new EmulatorScope(started, new DroneDelivery.ServiceBus.ServiceBusClient(started.ConnectionString, Fast()));
     }

@@ -1,4 +1,5 @@
 using DroneDelivery.ServiceBus;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -64,10 +65,12 @@ public sealed class LockAndDeadLetterTests
             await receiver.AbandonMessageAsync(message);
         }
 
-        var none = await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(300));
+        // A later marker comes next: the abandoned message, earlier in the queue, is no longer in it.
+        await sender.SendMessageAsync(new ServiceBusMessage("marker"));
+        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
         var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
-        Assert.Null(none);
+        Assert.Equal("marker", next!.Body.ToString());
         Assert.Equal("MaxDeliveryCountExceeded", deadLettered!.DeadLetterReason);
         Assert.Equal("Message could not be consumed after 3 delivery attempts.", deadLettered.DeadLetterErrorDescription);
         Assert.Equal(1, scope.Metrics.DeadLetteredByReason["MaxDeliveryCountExceeded"]);
@@ -76,13 +79,14 @@ public sealed class LockAndDeadLetterTests
     [Fact]
     public async Task Expired_lock_redelivers_the_message_and_settling_with_the_old_lock_fails_with_MessageLockLost()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(1) });
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(1) }, time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("slow"));
 
         var first = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
-        await Task.Delay(1500);
+        time.Advance(TimeSpan.FromSeconds(1.5));
         var second = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
         var error = await Assert.ThrowsAsync<ServiceBusException>(() => receiver.CompleteMessageAsync(first!));
         await receiver.CompleteMessageAsync(second!);
@@ -98,19 +102,20 @@ public sealed class LockAndDeadLetterTests
     [Fact]
     public async Task Renewing_the_lock_keeps_the_message_past_its_original_expiry()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) });
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) }, time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("long job"));
         var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
         var original = message!.LockedUntil;
 
-        await Task.Delay(2000);
+        time.Advance(TimeSpan.FromSeconds(2));
         await receiver.RenewMessageLockAsync(message);
-        await Task.Delay(2000);
+        time.Advance(TimeSpan.FromSeconds(2));
         await receiver.CompleteMessageAsync(message);
 
-        Assert.True(message.LockedUntil > original.AddMilliseconds(1000), $"{message.LockedUntil:O} vs {original:O}");
+        Assert.Equal(original.AddSeconds(2), message.LockedUntil);
         Assert.Equal(1, scope.Metrics.Counters.LockRenewals);
         Assert.Equal(0, scope.Metrics.Counters.LockExpirations);
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
@@ -119,13 +124,14 @@ public sealed class LockAndDeadLetterTests
     [Fact]
     public async Task Renewing_an_expired_lock_fails_with_MessageLockLost()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(1) });
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(1) }, time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("late"));
         var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
-        await Task.Delay(1300);
+        time.Advance(TimeSpan.FromSeconds(1.3));
         var error = await Assert.ThrowsAsync<ServiceBusException>(() => receiver.RenewMessageLockAsync(message!));
 
         Assert.Equal(ServiceBusFailureReason.MessageLockLost, error.Reason);

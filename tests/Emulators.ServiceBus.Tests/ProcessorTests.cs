@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Diagnostics;
 using DroneDelivery.ServiceBus;
 using DroneDelivery.TestSupport;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -29,14 +30,24 @@ public sealed class ProcessorTests
     [Fact]
     public async Task Auto_lock_renewal_keeps_a_slow_handlers_lock_alive()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) });
-        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
-        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new ServiceBusProcessorOptions { MaxAutoLockRenewalDuration = TimeSpan.FromMinutes(1) });
+        // The emulator and the client share one fake clock: the handler outlives its 3 s lock by
+        // as much modelled time as the test chooses, however slow the machine.
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        var clientTime = new TimerCountingTimeProvider(time);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(3) }, time: time);
+        var options = EmulatorScope.Fast();
+        options.TimeProvider = clientTime;
+        await using var client = new ServiceBusClient(scope.Emulator.ConnectionString, options);
+        await using var sender = client.CreateSender(EmulatorScope.Queue);
+        await using var processor = client.CreateProcessor(EmulatorScope.Queue, new ServiceBusProcessorOptions { MaxAutoLockRenewalDuration = TimeSpan.FromMinutes(1) });
         var errors = new ConcurrentQueue<ProcessErrorEventArgs>();
         var handled = 0;
+        var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         processor.ProcessMessageAsync += async args =>
         {
-            await Task.Delay(7000);
+            entered.TrySetResult();
+            await release.Task;
             Interlocked.Increment(ref handled);
         };
         processor.ProcessErrorAsync += args =>
@@ -47,12 +58,25 @@ public sealed class ProcessorTests
         await sender.SendMessageAsync(new ServiceBusMessage("slow"));
 
         await processor.StartProcessingAsync();
+        await entered.Task.WaitAsync(TimeSpan.FromSeconds(30));
+
+        // Four times: once the processor waits for its next renewal, move the clock past it (1.6 s
+        // of a 3 s lock, renewed at half its remaining time) and wait until the emulator renewed.
+        for (var renewal = 1; renewal <= 4; renewal++)
+        {
+            var expected = renewal;
+            Assert.True(await Eventually.TrueAsync(() => clientTime.TimersCreated >= expected, TimeSpan.FromSeconds(30)), $"the processor never scheduled renewal {expected}");
+            time.Advance(TimeSpan.FromSeconds(1.6));
+            Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Counters.LockRenewals >= expected, TimeSpan.FromSeconds(30)), $"renewal {expected} never reached the emulator");
+        }
+
+        release.SetResult();
         Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, TimeSpan.FromSeconds(20)));
         await processor.StopProcessingAsync();
 
         Assert.Empty(errors);
         Assert.Equal(1, handled);
-        Assert.True(scope.Metrics.Counters.LockRenewals >= 2, $"renewals: {scope.Metrics.Counters.LockRenewals}");
+        Assert.Equal(0, scope.Metrics.Counters.LockExpirations);
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
         Assert.Equal(0, scope.Metrics.Counters.LockLostSettlements);
     }
@@ -90,7 +114,14 @@ public sealed class ProcessorTests
         processor.ProcessMessageAsync += _ => Task.CompletedTask;
         processor.ProcessErrorAsync += _ => Task.CompletedTask;
         await processor.StartProcessingAsync();
-        await Task.Delay(500);
+
+        // Once a message has been handled and completed, the processor is back waiting on an empty queue.
+        await using (var sender = client.CreateSender(EmulatorScope.Queue))
+        {
+            await sender.SendMessageAsync(new ServiceBusMessage("one"));
+        }
+
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, TimeSpan.FromSeconds(20)));
 
         var stopwatch = Stopwatch.StartNew();
         await processor.StopProcessingAsync();
@@ -127,5 +158,27 @@ public sealed class ProcessorTests
 
         Assert.Equal(request.TraceId.ToString(), traceId);
         Assert.Equal(ServiceBusTelemetry.ProcessActivity, name);
+    }
+}
+
+/// <summary>A client's view of a shared fake clock that counts the timers the client starts.</summary>
+internal sealed class TimerCountingTimeProvider(TimeProvider inner) : TimeProvider
+{
+    private int _timers;
+
+    public int TimersCreated => Volatile.Read(ref _timers);
+
+    public override DateTimeOffset GetUtcNow() => inner.GetUtcNow();
+
+    public override long GetTimestamp() => inner.GetTimestamp();
+
+    public override long TimestampFrequency => inner.TimestampFrequency;
+
+    public override TimeZoneInfo LocalTimeZone => inner.LocalTimeZone;
+
+    public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
+    {
+        Interlocked.Increment(ref _timers);
+        return inner.CreateTimer(callback, state, dueTime, period);
     }
 }

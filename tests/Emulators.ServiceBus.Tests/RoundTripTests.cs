@@ -1,5 +1,6 @@
 using System.Text;
 using DroneDelivery.ServiceBus;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -8,7 +9,9 @@ public sealed class RoundTripTests
     [Fact]
     public async Task Sent_message_is_received_with_its_properties_and_broker_annotations_and_completes()
     {
-        await using var scope = await EmulatorScope.StartAsync();
+        // A whole-second start, so the broker's millisecond timestamps are exact.
+        var time = new FakeTimeProvider(DateTimeOffset.FromUnixTimeSeconds(DateTimeOffset.UtcNow.ToUnixTimeSeconds()));
+        await using var scope = await EmulatorScope.StartAsync(time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var message = new ServiceBusMessage("{\"deliveryId\":\"d-1\"}")
@@ -19,8 +22,6 @@ public sealed class RoundTripTests
             ContentType = "application/json",
             ApplicationProperties = { ["operation"] = "delivery", ["attempt"] = 3, ["when"] = new DateTime(2024, 5, 1, 12, 0, 0, DateTimeKind.Utc) },
         };
-        var before = DateTimeOffset.UtcNow.AddSeconds(-1);
-
         await sender.SendMessageAsync(message);
         var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
 
@@ -37,13 +38,17 @@ public sealed class RoundTripTests
         Assert.Equal(1, received.DeliveryCount);
         Assert.Equal(1, received.SequenceNumber);
         Assert.NotEqual(Guid.Empty.ToString(), received.LockToken);
-        Assert.InRange(received.EnqueuedTime, before, DateTimeOffset.UtcNow.AddSeconds(1));
-        Assert.InRange(received.LockedUntil, DateTimeOffset.UtcNow.AddSeconds(25), DateTimeOffset.UtcNow.AddSeconds(31));
+        Assert.Equal(time.GetUtcNow(), received.EnqueuedTime);
+        Assert.Equal(time.GetUtcNow().AddSeconds(30), received.LockedUntil);
 
         await receiver.CompleteMessageAsync(received);
 
-        Assert.Null(await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(300)));
-        Assert.Equal(1, scope.Metrics.Counters.Completed);
+        // A later marker comes next: the completed message is gone.
+        await sender.SendMessageAsync(new ServiceBusMessage("marker"));
+        var marker = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal("marker", marker!.Body.ToString());
+        await receiver.CompleteMessageAsync(marker);
+        Assert.Equal(2, scope.Metrics.Counters.Completed);
         Assert.Equal(0, scope.Metrics.ActiveMessages);
     }
 
@@ -196,14 +201,17 @@ public sealed class RoundTripTests
         var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
         await receiver.DeferMessageAsync(received!);
-        var nothing = await receiver.ReceiveMessageAsync(TimeSpan.FromMilliseconds(300));
+        // A later marker comes next: the deferred message, earlier in the queue, is not handed out.
+        await sender.SendMessageAsync(new ServiceBusMessage("marker"));
+        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        await receiver.CompleteMessageAsync(next!);
         var deferred = await receiver.ReceiveDeferredMessageAsync(received!.SequenceNumber);
         await receiver.CompleteMessageAsync(deferred);
 
-        Assert.Null(nothing);
+        Assert.Equal("marker", next!.Body.ToString());
         Assert.Equal("later", deferred.Body.ToString());
         Assert.Equal(ServiceBusMessageState.Deferred, deferred.State);
-        Assert.Equal(1, scope.Metrics.Counters.Completed);
+        Assert.Equal(2, scope.Metrics.Counters.Completed);
         Assert.Equal(0, scope.Metrics.ActiveMessages);
     }
 
@@ -223,11 +231,15 @@ public sealed class RoundTripTests
     [Fact]
     public async Task Expired_message_moves_to_the_dead_letter_queue_when_configured()
     {
-        await using var scope = await EmulatorScope.StartAsync(q => q with { DeadLetteringOnMessageExpiration = true });
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { DeadLetteringOnMessageExpiration = true }, time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
 
-        await sender.SendMessageAsync(new ServiceBusMessage("short-lived") { TimeToLive = TimeSpan.FromMilliseconds(200) });
+        await sender.SendMessageAsync(new ServiceBusMessage("short-lived") { TimeToLive = TimeSpan.FromMinutes(5) });
+        Assert.Equal(1, scope.Metrics.ActiveMessages);
+        // Expired messages are swept once a second of the emulator's clock.
+        time.Advance(TimeSpan.FromMinutes(5) + TimeSpan.FromSeconds(1));
         var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
 
         Assert.Equal("short-lived", deadLettered!.Body.ToString());

@@ -37,7 +37,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         Options = options;
         _namespace = ns;
         _listener = listener;
-        _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds);
+        _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds, options.TimeProvider);
         _sweeper = Task.Run(SweepLoopAsync);
     }
 
@@ -141,14 +141,15 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
 
     private async Task SweepLoopAsync()
     {
-        using var timer = new PeriodicTimer(Options.SweepInterval);
-        var lastMessageSweep = DateTime.UtcNow;
-        var lastSample = DateTimeOffset.UtcNow;
+        var time = Options.TimeProvider;
+        using var timer = new PeriodicTimer(Options.SweepInterval, time);
+        var lastMessageSweep = time.GetUtcNow().UtcDateTime;
+        var lastSample = time.GetUtcNow();
         try
         {
             while (await timer.WaitForNextTickAsync(_stopping.Token).ConfigureAwait(false))
             {
-                var now = DateTime.UtcNow;
+                var now = time.GetUtcNow().UtcDateTime;
                 var sweepMessages = now - lastMessageSweep >= TimeSpan.FromSeconds(1);
                 if (sweepMessages)
                 {
@@ -160,7 +161,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
                     entity.Sweep(now, sweepMessages);
                 }
 
-                var wall = DateTimeOffset.UtcNow;
+                var wall = time.GetUtcNow();
                 if (wall - lastSample >= TimeSpan.FromSeconds(1))
                 {
                     lastSample = wall;

@@ -47,6 +47,12 @@ public sealed record ServiceBusEmulatorOptions
     /// <summary>How often expired locks and messages are swept. Default 50 ms.</summary>
     public TimeSpan SweepInterval { get; init; } = TimeSpan.FromMilliseconds(50);
 
+    /// <summary>
+    /// The clock behind locks, time-to-live, the duplicate-detection window, token expiry, the
+    /// sweeps and the modelled latencies. Not a setting: tests replace it to move time themselves.
+    /// </summary>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
     /// <summary>Seconds of per-second metric samples kept for the JSON series. Default 3600.</summary>
     public int MetricsSeriesSeconds { get; init; } = 3600;
 

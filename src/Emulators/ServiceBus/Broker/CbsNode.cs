@@ -8,7 +8,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 /// The <c>$cbs</c> node: claims-based security put-token. SAS tokens are validated (key name, HMAC signature
 /// against the configured key, expiry, resource covering the audience); JWTs cannot be validated locally and are refused.
 /// </summary>
-internal sealed class CbsNode(string keyName, string key)
+internal sealed class CbsNode(string keyName, string key, TimeProvider time)
 {
     public void OnRequest(IncomingDelivery delivery, ConnectionState state)
     {
@@ -63,7 +63,7 @@ internal sealed class CbsNode(string keyName, string key)
             return (401, $"InvalidSignature: the token's signature does not match key '{sas.KeyName}'.");
         }
 
-        if (sas.ExpiresOn <= DateTimeOffset.UtcNow)
+        if (sas.ExpiresOn <= time.GetUtcNow())
         {
             return (401, $"ExpiredToken: the token expired at {sas.ExpiresOn:O}.");
         }

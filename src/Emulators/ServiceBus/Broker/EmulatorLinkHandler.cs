@@ -80,7 +80,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return null;
         }
 
-        if (!state.IsAuthorised(entity.Path, DateTimeOffset.UtcNow))
+        if (!state.IsAuthorised(entity.Path, ns.Settings.Time.GetUtcNow()))
         {
             link.Reject(new Error
             {
@@ -121,7 +121,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
         {
             if (ns.Settings.SendLatency > TimeSpan.Zero)
             {
-                _ = Task.Delay(ns.Settings.SendLatency).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
+                _ = Task.Delay(ns.Settings.SendLatency, ns.Settings.Time).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
             }
             else
             {
@@ -164,7 +164,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return SizeExceeded(delivery.Payload.Length, limit);
         }
 
-        var now = DateTime.UtcNow;
+        var now = entity.Settings.UtcNow;
         if (delivery.MessageFormat == ServiceBusAmqpNames.BatchMessageFormat)
         {
             // A batch: each data section of the envelope is one complete encoded message.
@@ -202,8 +202,8 @@ internal sealed class Namespace
     public Namespace(ServiceBusEmulatorOptions options)
     {
         Name = options.NamespaceName;
-        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes);
-        Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey);
+        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes, options.TimeProvider);
+        Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey, options.TimeProvider);
         foreach (var queue in options.Queues)
         {
             var metrics = new Metrics.QueueMetrics();
@@ -212,8 +212,8 @@ internal sealed class Namespace
             _entities[main.Path] = main;
             _entities[dlq.Path] = dlq;
             Queues.Add(main);
-            _management[main] = new ManagementNode(main, options.CompleteLatency);
-            _management[dlq] = new ManagementNode(dlq, options.CompleteLatency);
+            _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider);
+            _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
         }
     }
 

@@ -10,7 +10,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 /// An entity's <c>$management</c> node: renew-lock, peek, update-disposition and receive-by-sequence-number,
 /// answered with <c>statusCode</c> (int), <c>statusDescription</c> and, on errors, <c>errorCondition</c> (symbol).
 /// </summary>
-internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency)
+internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time)
 {
     public string Address => entity.Path + ServiceBusAmqpNames.ManagementNodeSuffix;
 
@@ -31,7 +31,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         var body = (request.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
         if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && completeLatency > TimeSpan.Zero)
         {
-            _ = Task.Delay(completeLatency).ContinueWith(_ => Reply(request, state, Handle(operation, body)), TaskScheduler.Default);
+            _ = Task.Delay(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body)), TaskScheduler.Default);
             return;
         }
 

@@ -178,7 +178,7 @@ internal sealed class QueueEntity
         }
 
         // Let deliveries already on their way go out before giving back the rest of the credit.
-        _ = Task.Delay(_settings.ReceiveLatency).ContinueWith(_ => link.CompleteDrain(), TaskScheduler.Default);
+        _ = Task.Delay(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ => link.CompleteDrain(), TaskScheduler.Default);
     }
 
     /// <summary>Hands available messages to consumers with credit, round robin. Caller holds the lock.</summary>
@@ -195,7 +195,7 @@ internal sealed class QueueEntity
             var sequence = _available.Min;
             _available.Remove(sequence);
             var message = _messages[sequence];
-            var now = DateTime.UtcNow;
+            var now = _settings.UtcNow;
             if (message.ExpiresAt <= now && !IsDeadLetterQueue)
             {
                 Expire(message);
@@ -256,7 +256,7 @@ internal sealed class QueueEntity
         }
 
         consumer.Reserved++;
-        _ = Task.Delay(_settings.ReceiveLatency).ContinueWith(_ =>
+        _ = Task.Delay(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ =>
         {
             lock (_sync)
             {
@@ -320,7 +320,7 @@ internal sealed class QueueEntity
             return;
         }
 
-        _ = Task.Delay(_settings.CompleteLatency).ContinueWith(_ => Settle(link, delivery, context, state), TaskScheduler.Default);
+        _ = Task.Delay(_settings.CompleteLatency, _settings.Time).ContinueWith(_ => Settle(link, delivery, context, state), TaskScheduler.Default);
     }
 
     private void Settle(SenderLink link, OutgoingDelivery delivery, DeliveryContext context, DeliveryState state)
@@ -360,7 +360,7 @@ internal sealed class QueueEntity
             return null;
         }
 
-        if (message.LockedUntil <= DateTime.UtcNow)
+        if (message.LockedUntil <= _settings.UtcNow)
         {
             ExpireLock(message);
             Metrics.LockLost();
@@ -493,7 +493,7 @@ internal sealed class QueueEntity
                     return null;
                 }
 
-                message.LockedUntil = DateTime.UtcNow + Options.LockDuration;
+                message.LockedUntil = _settings.UtcNow + Options.LockDuration;
                 _lockExpiries.Enqueue((message, tokens[i]), message.LockedUntil);
                 expirations[i] = message.LockedUntil;
                 Metrics.Renewed();
@@ -547,7 +547,7 @@ internal sealed class QueueEntity
             }
 
             var result = new List<(byte[], Guid)>();
-            var now = DateTime.UtcNow;
+            var now = _settings.UtcNow;
             foreach (var message in found)
             {
                 var prior = (uint)message.DeliveryCount;
@@ -723,4 +723,7 @@ internal sealed class QueueEntity
 internal sealed record DeliveryContext(QueueEntity Entity, BrokeredMessage Message, Guid Token);
 
 /// <summary>Emulator-wide settings the entities need.</summary>
-internal sealed record EmulatorSettings(TimeSpan SendLatency, TimeSpan ReceiveLatency, TimeSpan CompleteLatency, long MaxMessageSizeBytes);
+internal sealed record EmulatorSettings(TimeSpan SendLatency, TimeSpan ReceiveLatency, TimeSpan CompleteLatency, long MaxMessageSizeBytes, TimeProvider Time)
+{
+    public DateTime UtcNow => Time.GetUtcNow().UtcDateTime;
+}

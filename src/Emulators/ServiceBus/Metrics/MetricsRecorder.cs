@@ -5,7 +5,7 @@ using DroneDelivery.Emulators.ServiceBus.Broker;
 namespace DroneDelivery.Emulators.ServiceBus.Metrics;
 
 /// <summary>Reads the queues' metrics, keeps a per-second series and renders Prometheus text.</summary>
-internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int seriesSeconds)
+internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int seriesSeconds, TimeProvider time)
 {
     private readonly Dictionary<QueueEntity, (QueueCounters Last, Queue<QueueSecond> Series)> _series =
         queues.ToDictionary(q => q, q => (q.Metrics.Read(), new Queue<QueueSecond>()));
@@ -33,7 +33,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
 
     public EmulatorMetricsSnapshot Snapshot()
     {
-        var now = DateTimeOffset.UtcNow;
+        var now = time.GetUtcNow();
         var result = new List<QueueMetricsSnapshot>();
         foreach (var queue in queues)
         {
