@@ -91,8 +91,9 @@ public sealed class HostingTests
                 await kill.WaitForExitAsync();
             }
 
-            var exited = await Task.WhenAny(process.Exited, Task.Delay(TimeSpan.FromSeconds(5)));
-            Assert.True(exited == process.Exited, "the emulator was still running 5 s after SIGTERM");
+            // Connected clients would hold it forever; the bound only keeps a failure from hanging the suite.
+            var exited = await Task.WhenAny(process.Exited, Task.Delay(TimeSpan.FromSeconds(30)));
+            Assert.True(exited == process.Exited, "the emulator was still running 30 s after SIGTERM");
             Assert.Equal(0, await process.Exited);
         }
         finally
