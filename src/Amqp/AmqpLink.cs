@@ -11,6 +11,7 @@ public abstract class AmqpLink
     private bool _attachSent;
     private bool _detachSent;
     private bool _refused;
+    private Error? _rejection;
     private int _closedRaised;
 
     private protected AmqpLink(AmqpSession session, string name, LinkRole role, uint localHandle)
@@ -89,7 +90,12 @@ public abstract class AmqpLink
         OnAccepted();
     }
 
-    /// <summary>Refuses a link the peer attached: an attach with no terminus, then a detach carrying <paramref name="error"/>.</summary>
+    /// <summary>
+    /// Refuses a link the peer attached: an attach with no terminus, then a detach carrying
+    /// <paramref name="error"/>. The link ends when the peer answers with its own detach: until
+    /// then its handle stays known, so that answer is not an unknown handle, which would end
+    /// the session and with it every other link of the connection.
+    /// </summary>
     public void Reject(Error error)
     {
         var remote = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be rejected.");
@@ -105,10 +111,9 @@ public abstract class AmqpLink
                 });
             }
 
+            _rejection = error;
             SendDetach(error);
         }
-
-        Finish(error);
     }
 
     /// <summary>Detaches (closes) the link and waits briefly for the peer's detach.</summary>
@@ -214,7 +219,7 @@ public abstract class AmqpLink
             }
         }
 
-        var error = detach.Error ?? (_refused ? new Error { Condition = ErrorCondition.NotFound, Description = "The peer refused the link." } : null);
+        var error = detach.Error ?? _rejection ?? (_refused ? new Error { Condition = ErrorCondition.NotFound, Description = "The peer refused the link." } : null);
         Finish(error);
     }
 

@@ -31,7 +31,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
         if (path.EndsWith(ServiceBusAmqpNames.ManagementNodeSuffix, StringComparison.OrdinalIgnoreCase))
         {
             var entityPath = path[..^ServiceBusAmqpNames.ManagementNodeSuffix.Length];
-            if (Resolve(link, entityPath) is not { } managed)
+            if (Resolve(link, entityPath, path) is not { } managed)
             {
                 return;
             }
@@ -41,7 +41,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return;
         }
 
-        if (Resolve(link, path) is not { } entity)
+        if (Resolve(link, path, path) is not { } entity)
         {
             return;
         }
@@ -67,7 +67,12 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
         entity.AddConsumer((SenderLink)link, receiveAndDelete: attach.SenderSettleMode == SenderSettleMode.Settled);
     }
 
-    private QueueEntity? Resolve(AmqpLink link, string path)
+    /// <summary>
+    /// The entity at <paramref name="path"/>, when the connection holds a token for the address the
+    /// link attached to (<paramref name="address"/>): as on Azure, a token for an entity covers its
+    /// management node, and a token for <c>entity/$management</c> covers that node alone.
+    /// </summary>
+    private QueueEntity? Resolve(AmqpLink link, string path, string address)
     {
         var entity = ns.Find(path);
         if (entity is null)
@@ -80,12 +85,12 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return null;
         }
 
-        if (!state.IsAuthorised(entity.Path, ns.Settings.Time.GetUtcNow()))
+        if (!state.IsAuthorised(address, ns.Settings.Time.GetUtcNow()))
         {
             link.Reject(new Error
             {
                 Condition = ErrorCondition.UnauthorizedAccess,
-                Description = $"Unauthorized access to '{entity.Path}': put a valid token on $cbs first.",
+                Description = $"Unauthorized access to '{address}': put a valid token on $cbs first.",
             });
             return null;
         }
