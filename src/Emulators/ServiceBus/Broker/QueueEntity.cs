@@ -75,6 +75,10 @@ internal sealed class QueueEntity
     /// <summary>Stores a sent message; false when duplicate detection dropped it.</summary>
     public bool Enqueue(AmqpMessage message, DateTime now)
     {
+        // The service gives every message an id: clients key lock renewal and tracing on it (the
+        // JavaScript SDK cannot close a receiver that auto-renewed a message without one).
+        message.Properties ??= new MessageProperties();
+        message.Properties.MessageId ??= Guid.NewGuid().ToString("N");
         lock (_sync)
         {
             if (Options.RequiresDuplicateDetection && message.Properties?.MessageId?.ToString() is { } id)
