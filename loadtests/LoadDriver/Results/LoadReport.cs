@@ -1,7 +1,8 @@
 using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Serialization;
-using DroneDelivery.LoadDriver.Histograms;
+using DroneDelivery.LoadDriver.Running;
+using HdrHistogram;
 
 namespace DroneDelivery.LoadDriver.Results;
 
@@ -209,21 +210,22 @@ public sealed record LatencyReport(
     IReadOnlyList<PercentileReport> Percentiles)
 {
     /// <summary>Summarises a histogram of microseconds.</summary>
-    public static LatencyReport From(HdrHistogram microseconds)
+    public static LatencyReport From(HistogramBase microseconds)
     {
         ArgumentNullException.ThrowIfNull(microseconds);
         return new LatencyReport(
             microseconds.TotalCount,
-            Ms(microseconds.Min),
-            microseconds.Mean / 1000.0,
-            microseconds.StdDeviation / 1000.0,
-            Ms(microseconds.ValueAtPercentile(50)),
-            Ms(microseconds.ValueAtPercentile(90)),
-            Ms(microseconds.ValueAtPercentile(99)),
-            Ms(microseconds.ValueAtPercentile(99.9)),
-            Ms(microseconds.ValueAtPercentile(99.99)),
-            Ms(microseconds.Max),
-            [.. microseconds.PercentileDistribution().Select(p => new PercentileReport(p.Percentile, Ms(p.Value), p.CountAtOrBelow))]);
+            Ms(microseconds.GetMinValue()),
+            microseconds.GetMean() / 1000.0,
+            microseconds.GetStdDeviation() / 1000.0,
+            Ms(microseconds.GetValueAtPercentile(50)),
+            Ms(microseconds.GetValueAtPercentile(90)),
+            Ms(microseconds.GetValueAtPercentile(99)),
+            Ms(microseconds.GetValueAtPercentile(99.9)),
+            Ms(microseconds.GetValueAtPercentile(99.99)),
+            Ms(microseconds.GetMaxValue()),
+            // HdrHistogram's own spectrum: 5 steps per halving of the distance to 100 %.
+            [.. microseconds.Percentiles(5).Select(p => new PercentileReport(p.PercentileLevelIteratedTo, Ms(p.ValueIteratedTo), p.TotalCountToThisValue))]);
     }
 
     private static double Ms(long microseconds) => microseconds / 1000.0;

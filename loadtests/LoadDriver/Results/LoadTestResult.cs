@@ -1,4 +1,4 @@
-using DroneDelivery.LoadDriver.Histograms;
+using HdrHistogram;
 
 namespace DroneDelivery.LoadDriver.Results;
 
@@ -32,10 +32,10 @@ public sealed class LoadTestResult
     /// Latency of every finished request, µs: from the intended send time (open model) or the actual send
     /// (closed model) to the end of the response body, or to the timeout or failure.
     /// </summary>
-    public required HdrHistogram RequestLatency { get; init; }
+    public required HistogramBase RequestLatency { get; init; }
 
     /// <summary>Open model: how late requests were handed to the HTTP client against their intended time, µs.</summary>
-    public HdrHistogram? SendLag { get; init; }
+    public HistogramBase? SendLag { get; init; }
 
     /// <summary>delivery-requests with polling: completion latency and what happened to each followed delivery.</summary>
     public CompletionResult? Completion { get; init; }
@@ -53,4 +53,4 @@ public sealed class LoadTestResult
 }
 
 /// <summary>Completion of followed deliveries: counts, and latency from the request's intended send time, µs.</summary>
-public sealed record CompletionResult(CompletionCounts Counts, HdrHistogram Latency);
+public sealed record CompletionResult(CompletionCounts Counts, HistogramBase Latency);

@@ -1,5 +1,5 @@
-using DroneDelivery.LoadDriver.Histograms;
 using DroneDelivery.LoadDriver.Results;
+using HdrHistogram;
 
 namespace DroneDelivery.LoadDriver.Running;
 
@@ -27,10 +27,10 @@ internal sealed class RunRecorder
     private readonly Lock _lock = new();
     private readonly long _startTimestamp;
     private readonly ILoadGauges _gauges;
-    private readonly HdrHistogram _latency = LatencyHistograms.Create();
-    private readonly HdrHistogram _secondLatency = LatencyHistograms.Create();
-    private readonly HdrHistogram _sendLag = LatencyHistograms.Create();
-    private readonly HdrHistogram _completionLatency = LatencyHistograms.Create();
+    private readonly HistogramBase _latency = LatencyHistograms.Create();
+    private readonly HistogramBase _secondLatency = LatencyHistograms.Create();
+    private readonly HistogramBase _sendLag = LatencyHistograms.Create();
+    private readonly HistogramBase _completionLatency = LatencyHistograms.Create();
     private readonly long[] _statusCounts = new long[600];
     private readonly List<SecondSample> _series = [];
     private readonly List<string> _errorSamples = [];
@@ -170,7 +170,7 @@ internal sealed class RunRecorder
                 Successes: _successes,
                 Errors: _errors,
                 LastSecond: _series.Count > 0 ? _series[^1] : null,
-                OverallP99Ms: _latency.TotalCount > 0 ? ToMilliseconds(_latency.ValueAtPercentile(99)) : null,
+                OverallP99Ms: _latency.TotalCount > 0 ? ToMilliseconds(_latency.GetValueAtPercentile(99)) : null,
                 Completed: Interlocked.Read(ref _completed),
                 CompletionsPending: Interlocked.Read(ref _tracked) - Interlocked.Read(ref _completed) - Interlocked.Read(ref _timedOut) - Interlocked.Read(ref _abandoned));
         }
@@ -253,9 +253,9 @@ internal sealed class RunRecorder
             ActiveUsers: _gauges.ActiveUsers,
             TargetRate: _gauges.TargetRateInSecond(_second),
             InFlight: _gauges.InFlight,
-            P50Ms: hasLatency ? ToMilliseconds(_secondLatency.ValueAtPercentile(50)) : null,
-            P99Ms: hasLatency ? ToMilliseconds(_secondLatency.ValueAtPercentile(99)) : null,
-            MaxMs: hasLatency ? ToMilliseconds(_secondLatency.Max) : null,
+            P50Ms: hasLatency ? ToMilliseconds(_secondLatency.GetValueAtPercentile(50)) : null,
+            P99Ms: hasLatency ? ToMilliseconds(_secondLatency.GetValueAtPercentile(99)) : null,
+            MaxMs: hasLatency ? ToMilliseconds(_secondLatency.GetMaxValue()) : null,
             Completions: _secondCompletions);
         _secondLatency.Reset();
         _secondRequests = 0;
@@ -283,9 +283,9 @@ internal sealed record RecordedRun(
     long ClientErrors,
     long Cancelled,
     IReadOnlyDictionary<string, long> StatusCounts,
-    HdrHistogram Latency,
-    HdrHistogram SendLag,
-    HdrHistogram CompletionLatency,
+    HistogramBase Latency,
+    HistogramBase SendLag,
+    HistogramBase CompletionLatency,
     CompletionCounts Completion,
     IReadOnlyList<SecondSample> TimeSeries,
     IReadOnlyList<string> ErrorSamples);

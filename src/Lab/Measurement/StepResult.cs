@@ -1,5 +1,6 @@
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver.Results;
+using HdrHistogram;
 
 namespace DroneDelivery.Lab.Measurement;
 
@@ -73,8 +74,8 @@ internal sealed record StepResult
     public double Throughput => Load.LoadDuration.TotalSeconds > 0 ? Load.Totals.Successes / Load.LoadDuration.TotalSeconds : 0;
 
     /// <summary>Mean request latency, ms.</summary>
-    public double AverageLatencyMs => Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.Mean / 1000.0 : 0;
+    public double AverageLatencyMs => Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.GetMean() / 1000.0 : 0;
 
     public double PercentileMs(double percentile) =>
-        Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.ValueAtPercentile(percentile) / 1000.0 : 0;
+        Load.RequestLatency.TotalCount > 0 ? Load.RequestLatency.GetValueAtPercentile(percentile) / 1000.0 : 0;
 }

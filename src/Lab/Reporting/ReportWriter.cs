@@ -4,6 +4,7 @@ using System.Text;
 using System.Text.Json;
 using DroneDelivery.Lab.Measurement;
 using DroneDelivery.Lab.Scenarios;
+using HdrHistogram;
 
 namespace DroneDelivery.Lab.Reporting;
 
@@ -165,10 +166,10 @@ internal static class ReportWriter
                 var changes = step.Step.Overlay.Leaves().ToList();
                 md.AppendLine(changes.Count == 0 ? "Settings: the chart defaults." : "Settings changed from the chart defaults: " + string.Join(", ", changes.Select(c => $"`{c.Path}` = `{c.Value}`")) + ".");
                 md.AppendLine();
-                md.AppendLine(CultureInfo.InvariantCulture, $"Load: {step.Load.Totals.Requests:N0} requests in {step.Load.LoadDuration.TotalSeconds:0} s, {step.Throughput:0.0} successful/s, latency avg {step.AverageLatencyMs:0} ms, p50 {step.PercentileMs(50):0} ms, p99 {step.PercentileMs(99):0} ms, p99.9 {step.PercentileMs(99.9):0} ms, max {step.Load.RequestLatency.Max / 1000.0:0} ms; status: {string.Join(", ", step.Load.StatusCounts.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key} × {s.Value:N0}"))}.");
+                md.AppendLine(CultureInfo.InvariantCulture, $"Load: {step.Load.Totals.Requests:N0} requests in {step.Load.LoadDuration.TotalSeconds:0} s, {step.Throughput:0.0} successful/s, latency avg {step.AverageLatencyMs:0} ms, p50 {step.PercentileMs(50):0} ms, p99 {step.PercentileMs(99):0} ms, p99.9 {step.PercentileMs(99.9):0} ms, max {step.Load.RequestLatency.GetMaxValue() / 1000.0:0} ms; status: {string.Join(", ", step.Load.StatusCounts.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key} × {s.Value:N0}"))}.");
                 if (step.Load.Completion is { } completion && completion.Latency.TotalCount > 0)
                 {
-                    md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.ValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.ValueAtPercentile(99) / 1000.0:0} ms.");
+                    md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.GetValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.GetValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
                 if (step.Disturbed)

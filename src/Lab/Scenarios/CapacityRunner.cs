@@ -103,7 +103,7 @@ internal static class CapacityRunner
                         null,
                         cancellationToken).ConfigureAwait(false);
                     var cpu = sampler.Cpu.Where(c => c.Second >= since && c.Component == service.Name).ToList();
-                    var p99 = load.RequestLatency.TotalCount > 0 ? load.RequestLatency.ValueAtPercentile(99) / 1000.0 : double.PositiveInfinity;
+                    var p99 = load.RequestLatency.TotalCount > 0 ? load.RequestLatency.GetValueAtPercentile(99) / 1000.0 : double.PositiveInfinity;
                     var errors = load.Totals.Requests > 0 ? (double)load.Totals.Errors / load.Totals.Requests : 1;
                     var point = new CapacityPoint(
                         rate,
