@@ -66,6 +66,12 @@ internal sealed record StepResult
 
     public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds;
 
+    /// <summary>
+    /// Set when an earlier attempt at this step was disturbed and the step was measured again: that
+    /// attempt's longest stall, in seconds. These figures are the second attempt's.
+    /// </summary>
+    public double? EarlierAttemptStallSeconds { get; init; }
+
     public CosmosFigures? Cosmos { get; init; }
 
     public PipelineFigures? Pipeline { get; init; }

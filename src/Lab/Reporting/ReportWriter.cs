@@ -172,6 +172,11 @@ internal static class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.GetValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.GetValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
+                if (step.EarlierAttemptStallSeconds is { } earlierStall)
+                {
+                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: the machine stood still for up to {earlierStall:0.0} s during the first attempt (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
+                }
+
                 if (step.Disturbed)
                 {
                     md.AppendLine().AppendLine("> **Disturbed.** " + LabRunner.DisturbanceNote(step)).AppendLine();
@@ -292,6 +297,7 @@ internal static class ReportWriter
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
                 longestStallSeconds = s.LongestStallSeconds,
+                earlierAttemptStallSeconds = s.EarlierAttemptStallSeconds,
             }),
             verdicts = o.Verdicts,
         }),

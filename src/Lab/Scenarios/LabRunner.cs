@@ -59,12 +59,39 @@ internal static class LabRunner
                 }
 
                 await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
-                results.Add(await RunStepAsync(scenario, context, step, cancellationToken).ConfigureAwait(false));
+                results.Add(await MeasureWithOneRetryAsync(
+                    () => RunStepAsync(scenario, context, step, cancellationToken),
+                    async () =>
+                    {
+                        context.Log($"  {step.Id}: measuring the step again");
+                        var loadFiles = LoadDirectory(context, step);
+                        Directory.Move(loadFiles, loadFiles + "-disturbed");
+                        await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+                        await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+                    }).ConfigureAwait(false));
             }
         }
 
         var byStep = results.ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
         return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep));
+    }
+
+    /// <summary>
+    /// Measures a step; when the machine stood still during it (its figures would show the machine
+    /// rather than the system), resets the step to the same starting point and measures it once more,
+    /// keeping the second figures (still marked disturbed if that attempt stalled too).
+    /// </summary>
+    internal static async Task<StepResult> MeasureWithOneRetryAsync(Func<Task<StepResult>> measure, Func<Task> resetForRetry)
+    {
+        var first = await measure().ConfigureAwait(false);
+        if (!first.Disturbed)
+        {
+            return first;
+        }
+
+        await resetForRetry().ConfigureAwait(false);
+        var second = await measure().ConfigureAwait(false);
+        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds };
     }
 
     /// <summary>Starts the local system for a scenario (its first step is applied by the caller).</summary>
@@ -141,7 +168,7 @@ internal static class LabRunner
                 }
             });
             var load = await LoadRunner.RunAsync(scenario.Plan(context, step), progress, cancellationToken).ConfigureAwait(false);
-            load.WriteFiles(Path.Combine(context.Options.OutputDirectory, "steps", step.Id, "load"));
+            load.WriteFiles(LoadDirectory(context, step));
 
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
@@ -156,13 +183,16 @@ internal static class LabRunner
         }
     }
 
+    private static string LoadDirectory(LabContext context, Step step) =>
+        Path.Combine(context.Options.OutputDirectory, "steps", step.Id, "load");
+
     /// <summary>The steps of a run measured while the machine stood still.</summary>
     public static IEnumerable<StepResult> DisturbedSteps(IEnumerable<ScenarioOutcome> outcomes) =>
         outcomes.SelectMany(o => o.Steps).Where(s => s.Disturbed);
 
     /// <summary>The warning for a step measured while the machine stood still.</summary>
     public static string DisturbanceNote(StepResult result) =>
-        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late); its figures may show the machine rather than the system — run it again on a quieter machine.");
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late){(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
 
     /// <summary>One line per verdict, for the console.</summary>
     public static string Describe(Verdict verdict) =>

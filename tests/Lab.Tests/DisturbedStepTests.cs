@@ -1,0 +1,94 @@
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Scenarios;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+using DroneDelivery.LoadDriver.Results;
+using HdrHistogram;
+
+namespace DroneDelivery.Lab.Tests;
+
+/// <summary>A step measured while the machine stood still is measured once more from the same starting point.</summary>
+public sealed class DisturbedStepTests : IDisposable
+{
+    private readonly string _chart = Directory.CreateTempSubdirectory("chart-").FullName;
+    private readonly Step _step;
+
+    public DisturbedStepTests()
+    {
+        File.WriteAllText(Path.Combine(_chart, "values.yaml"), "gateway:\n  replicas: 1\n");
+        Directory.CreateDirectory(Path.Combine(_chart, "steps"));
+        File.WriteAllText(Path.Combine(_chart, "steps", "A1.yaml"), "# A1 — baseline\n\ngateway:\n  replicas: 1\n");
+        _step = StepCatalog.Load(_chart)["A1"];
+    }
+
+    public void Dispose() => Directory.Delete(_chart, recursive: true);
+
+    [Fact]
+    public async Task A_quiet_step_is_measured_once()
+    {
+        var measured = new Queue<StepResult>([Result(stall: 0.3), Result(stall: 0.1)]);
+        var resets = 0;
+
+        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+
+        Assert.Equal(0, resets);
+        Assert.Equal(0.3, result.LongestStallSeconds);
+        Assert.Null(result.EarlierAttemptStallSeconds);
+        Assert.False(result.Disturbed);
+    }
+
+    [Fact]
+    public async Task A_disturbed_step_is_reset_and_measured_again_and_the_second_figures_are_kept()
+    {
+        var order = new List<string>();
+        var measured = new Queue<StepResult>([Result(stall: 4.5), Result(stall: 0.2)]);
+
+        var result = await LabRunner.MeasureWithOneRetryAsync(
+            () => { order.Add("measure"); return Task.FromResult(measured.Dequeue()); },
+            () => { order.Add("reset"); return Task.CompletedTask; });
+
+        Assert.Equal(["measure", "reset", "measure"], order);
+        Assert.Equal(0.2, result.LongestStallSeconds);
+        Assert.Equal(4.5, result.EarlierAttemptStallSeconds);
+        Assert.False(result.Disturbed);
+    }
+
+    [Fact]
+    public async Task A_step_disturbed_twice_is_not_measured_a_third_time_and_stays_marked()
+    {
+        var measured = new Queue<StepResult>([Result(stall: 3), Result(stall: 2.5), Result(stall: 0)]);
+        var resets = 0;
+
+        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+
+        Assert.Equal(1, resets);
+        Assert.Single(measured);
+        Assert.True(result.Disturbed);
+        Assert.Contains("in an earlier attempt too", LabRunner.DisturbanceNote(result), StringComparison.Ordinal);
+    }
+
+    private StepResult Result(double stall) => new()
+    {
+        Step = _step,
+        Load = new LoadTestResult
+        {
+            Scenario = "invoices",
+            Target = new Uri("http://127.0.0.1:1/"),
+            Shape = new ClosedLoad(1, 1, TimeSpan.FromSeconds(1)),
+            Bounds = new LoadBounds(),
+            StartedAt = DateTimeOffset.UnixEpoch,
+            LoadDuration = TimeSpan.FromSeconds(1),
+            TotalDuration = TimeSpan.FromSeconds(1),
+            StopReason = StopReason.Completed,
+            Totals = new LoadTotals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+            StatusCounts = new Dictionary<string, long>(),
+            RequestLatency = new LongHistogram(3_600_000_000, 3),
+            TimeSeries = [],
+            ErrorSamples = [],
+        },
+        Cpu = [],
+        CpuSeries = [],
+        ThreadPoolQueueMax = new Dictionary<string, double>(),
+        LongestStallSeconds = stall,
+    };
+}
