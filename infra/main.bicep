@@ -18,8 +18,8 @@ param namePrefix string = 'dronedlv'
 @description('Kubernetes namespace the chart is installed in (the federated credentials name its ServiceAccounts).')
 param kubernetesNamespace string = 'dronedelivery'
 
-@description('AKS Kubernetes version.')
-param kubernetesVersion string = '1.33'
+@description('AKS Kubernetes version, e.g. 1.34 (az aks get-versions -l <region> -o table). Empty: AKS\'s default version for a new cluster; an existing cluster keeps its version.')
+param kubernetesVersion string = ''
 
 @description('Workload nodes: 6 in the case studies (B1–B5), 12 in step B6.')
 @minValue(1)

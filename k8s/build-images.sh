@@ -2,7 +2,7 @@
 # Builds the eight Drone Delivery images from src/Dockerfile with the names and tag the chart
 # expects, then loads them into a kind cluster or pushes them to a registry.
 #
-#   k8s/build-images.sh kind [cluster-name]        build, then load into kind as an image archive (default cluster: dronedelivery)
+#   k8s/build-images.sh kind [cluster-name]        build without attestations, then load into kind as an image archive (default cluster: dronedelivery)
 #   k8s/build-images.sh push <registry>            build as <registry>/dronedelivery/<name>:<tag>, then docker push
 #   k8s/build-images.sh acr <acr-name>             build in Azure Container Registry (az acr build, the classic builder; no local Docker needed)
 #
@@ -30,11 +30,19 @@ images=(
 case "$mode" in
   kind)
     cluster="${target:-dronedelivery}"
+    # No provenance or SBOM attestations: on engines that keep images in containerd, BuildKit
+    # otherwise wraps each image in an index with an attestation manifest that `docker save`
+    # leaves out of the archive, and kind's import then fails on the missing content (with
+    # `kind load docker-image` and `kind load image-archive` alike). Without attestations the
+    # image is one single-platform manifest that both import. The classic builder adds none.
+    if docker buildx version >/dev/null 2>&1; then
+      build=(docker buildx build --load --provenance=false --sbom=false)
+    else
+      build=(docker build)
+    fi
     for entry in "${images[@]}"; do
       name="${entry%%:*}"; project="${entry#*:}"
-      docker build -f src/Dockerfile --build-arg PROJECT="$project" -t "dronedelivery/$name:$tag" .
-      # Loaded as an archive: `kind load docker-image` fails on engines that keep images in containerd
-      # with provenance attestations (a multi-manifest index kind cannot import).
+      "${build[@]}" -f src/Dockerfile --build-arg PROJECT="$project" -t "dronedelivery/$name:$tag" .
       archive="$(mktemp)"
       docker save "dronedelivery/$name:$tag" -o "$archive"
       kind load image-archive "$archive" --name "$cluster"

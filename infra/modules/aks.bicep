@@ -7,8 +7,8 @@ param location string
 @description('Prefix of every resource name.')
 param namePrefix string
 
-@description('Kubernetes minor version.')
-param kubernetesVersion string = '1.33'
+@description('Kubernetes version. Empty: left out of the request, so AKS picks its default version for a new cluster and an existing cluster keeps its version (no downgrade).')
+param kubernetesVersion string = ''
 
 @description('Nodes of the system pool.')
 @minValue(1)
@@ -39,7 +39,7 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
     type: 'SystemAssigned'
   }
   properties: {
-    kubernetesVersion: kubernetesVersion
+    ...(empty(kubernetesVersion) ? {} : { kubernetesVersion: kubernetesVersion })
     dnsPrefix: '${namePrefix}-aks'
     enableRBAC: true
     oidcIssuerProfile: {

@@ -97,20 +97,27 @@ public sealed class EmulatorConfigTests
     }
 
     [Fact]
-    public void Every_seed_hook_is_deleted_once_the_hooks_have_run()
+    public void Nothing_of_the_seed_outlives_helm_uninstall_even_after_a_failed_seed()
     {
-        // Hooks are not part of the release: one without a succeeded/failed delete policy outlives
-        // `helm uninstall` (the seed NetworkPolicy did).
-        var hooks = Chart.Template(Chart.Defaults).Manifests
-            .Where(m => m.Body.Text("metadata", "annotations", "helm.sh/hook") is not null)
-            .ToList();
+        // Hooks are not part of the release, so `helm uninstall` leaves them; and when a hook fails,
+        // Helm deletes only that hook (by its hook-failed policy), never the hooks that ran before
+        // it. A NetworkPolicy hook ahead of the Job therefore outlived a failed seed. Only the Job is
+        // a hook: Helm deletes it on success and the TTL controller after a failure; its
+        // NetworkPolicy is a release object that uninstall deletes.
+        var render = Chart.Template(Chart.Defaults);
+        var hooks = render.Manifests.Where(m => m.Body.Text("metadata", "annotations", "helm.sh/hook") is not null).ToList();
 
-        Assert.Contains(hooks, m => m.Kind == "NetworkPolicy");
-        Assert.All(hooks, hook =>
-        {
-            var policy = hook.Body.Text("metadata", "annotations", "helm.sh/hook-delete-policy") ?? "";
-            Assert.True(policy.Contains("hook-succeeded", StringComparison.Ordinal), $"{hook.Kind}/{hook.Name} survives a successful install: {policy}");
-        });
+        Assert.Equal(["Job/seed"], hooks.Select(h => h.Id));
+        var job = hooks.Single();
+        var deletePolicy = job.Body.Text("metadata", "annotations", "helm.sh/hook-delete-policy") ?? "";
+        Assert.Contains("hook-succeeded", deletePolicy, StringComparison.Ordinal);
+        Assert.Contains("before-hook-creation", deletePolicy, StringComparison.Ordinal);
+        Assert.True(int.TryParse(job.Body.Text("spec", "ttlSecondsAfterFinished"), out var ttl) && ttl > 0,
+            "a failed seed Job (kept for its logs) must still go away after uninstall: set spec.ttlSecondsAfterFinished");
+
+        var policy = render.Get("NetworkPolicy", "seed");
+        Assert.Null(policy.Body.Text("metadata", "annotations", "helm.sh/hook"));
+        Assert.Equal("seed", policy.Body.Text("spec", "podSelector", "matchLabels", "app.kubernetes.io/name"));
     }
 
     [Theory]

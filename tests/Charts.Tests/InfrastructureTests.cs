@@ -53,7 +53,7 @@ public sealed class InfrastructureTests
         // The account serialises role-assignment writes; parallel ones fail a first deployment.
         var arm = Compile("modules/cosmos.bicep");
 
-        var assignments = arm.GetProperty("resources").EnumerateArray()
+        var assignments = Resources(arm)
             .Single(r => r.GetProperty("type").GetString() == "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments");
         var copy = assignments.GetProperty("copy");
         Assert.Equal("serial", copy.GetProperty("mode").GetString());
@@ -72,6 +72,32 @@ public sealed class InfrastructureTests
         var services = Compile("modules/identities.bicep").GetProperty("parameters").GetProperty("services")
             .GetProperty("defaultValue").EnumerateArray().Select(s => s.GetString()).ToList();
         Assert.Equal(["gateway", "ingestion", "workflow", "delivery", "package", "dronescheduler"], services);
+    }
+
+    [Fact]
+    public void AKS_picks_its_default_Kubernetes_version_unless_one_is_given()
+    {
+        // A pinned minor version drops out of AKS support within about a year; an empty one is left
+        // out of the request, so AKS uses its default for a new cluster and keeps an existing one's.
+        foreach (var file in new[] { "main.bicep", "modules/aks.bicep" })
+        {
+            var parameter = Compile(file).GetProperty("parameters").GetProperty("kubernetesVersion");
+            Assert.True(parameter.GetProperty("defaultValue").GetString() == "", $"{file} pins kubernetesVersion {parameter.GetProperty("defaultValue")}");
+        }
+
+        var cluster = Resources(Compile("modules/aks.bicep")).Single(r => r.GetProperty("type").GetString() == "Microsoft.ContainerService/managedClusters");
+        var properties = cluster.GetProperty("properties");
+        Assert.True(properties.ValueKind == JsonValueKind.String, $"the cluster's properties always carry kubernetesVersion: {properties}");
+        Assert.Contains("if(empty(parameters('kubernetesVersion')), createObject(), createObject('kubernetesVersion', parameters('kubernetesVersion')))",
+            properties.GetString(), StringComparison.Ordinal);
+    }
+
+    private static IEnumerable<JsonElement> Resources(JsonElement arm)
+    {
+        var resources = arm.GetProperty("resources");
+        return resources.ValueKind == JsonValueKind.Array
+            ? resources.EnumerateArray().ToList()
+            : resources.EnumerateObject().Select(r => r.Value).ToList();
     }
 
     private static JsonElement Compile(string file)
@@ -106,13 +132,78 @@ public sealed partial class InfrastructureStepTests
             var (fromSku, fromSize) = (previous["redisSku"], int.Parse(previous["redisCapacity"], System.Globalization.CultureInfo.InvariantCulture));
             var (toSku, toSize) = (parameters["redisSku"], int.Parse(parameters["redisCapacity"], System.Globalization.CultureInfo.InvariantCulture));
 
-            // Azure Cache for Redis: tier and size change in separate operations; a cache never moves
-            // to a lower tier; Basic and Standard come in C0–C6, Premium in P1–P5.
-            Assert.False(fromSku != toSku && fromSize != toSize, $"{step}: {fromSku} C{fromSize} → {toSku} C{toSize} changes tier and size at once");
-            Assert.True(Tier(toSku) >= Tier(fromSku), $"{step}: {fromSku} → {toSku} is a move to a lower tier");
-            Assert.InRange(toSize, toSku == "Premium" ? 1 : 0, toSku == "Premium" ? 5 : 6);
+            var refusal = RedisChangeRefusal(fromSku, fromSize, toSku, toSize);
+            Assert.True(refusal is null, $"{step}: {fromSku} {fromSize} → {toSku} {toSize}: {refusal}");
             previous = parameters;
         }
+    }
+
+    [Theory]
+    [InlineData("Basic", 1, "Basic", 0, "down to C0")]
+    [InlineData("Standard", 2, "Standard", 0, "down to C0")]
+    [InlineData("Basic", 1, "Premium", 1, "through Standard")]
+    [InlineData("Basic", 0, "Premium", 1, "through Standard")]
+    [InlineData("Standard", 0, "Basic", 0, "back to Basic")]
+    [InlineData("Premium", 1, "Basic", 1, "back to Basic")]
+    [InlineData("Premium", 1, "Standard", 1, "down to Standard")]
+    [InlineData("Basic", 0, "Standard", 1, "tier and size at once")]
+    [InlineData("Standard", 1, "Premium", 0, "P1–P5")]
+    [InlineData("Basic", 6, "Basic", 7, "C0–C6")]
+    [InlineData("Basic", 0, "Basic", 0, null)]
+    [InlineData("Basic", 0, "Standard", 0, null)]
+    [InlineData("Standard", 0, "Standard", 1, null)]
+    [InlineData("Standard", 3, "Standard", 1, null)]
+    [InlineData("Standard", 1, "Premium", 1, null)]
+    [InlineData("Premium", 3, "Premium", 1, null)]
+    public void Redis_transition_rules_are_Azure_Cache_for_Redis_rules(string fromSku, int fromSize, string toSku, int toSize, string? refusal)
+    {
+        var actual = RedisChangeRefusal(fromSku, fromSize, toSku, toSize);
+
+        if (refusal is null)
+        {
+            Assert.Null(actual);
+        }
+        else
+        {
+            Assert.NotNull(actual);
+            Assert.Contains(refusal, actual, StringComparison.Ordinal);
+        }
+    }
+
+    /// <summary>
+    /// Why Azure Cache for Redis refuses to move a cache from one tier and size to another, or null if
+    /// it allows the move. Basic and Standard come in C0–C6, Premium in P1–P5; tier and size change in
+    /// separate operations; Basic goes to Premium only through Standard; Standard and Premium never go
+    /// back to Basic, nor Premium to Standard; no cache scales down to C0 from a larger size.
+    /// </summary>
+    private static string? RedisChangeRefusal(string fromSku, int fromSize, string toSku, int toSize)
+    {
+        if (toSku == "Premium" ? toSize is < 1 or > 5 : toSize is < 0 or > 6)
+        {
+            return toSku == "Premium" ? "Premium comes in P1–P5" : $"{toSku} comes in C0–C6";
+        }
+
+        if (Tier(toSku) < Tier(fromSku))
+        {
+            return toSku == "Basic" ? $"a {fromSku} cache cannot go back to Basic" : "a Premium cache cannot go down to Standard";
+        }
+
+        if (fromSku == "Basic" && toSku == "Premium")
+        {
+            return "Basic cannot move to Premium directly: go through Standard";
+        }
+
+        if (fromSku != toSku && fromSize != toSize)
+        {
+            return "a move cannot change tier and size at once";
+        }
+
+        if (toSize == 0 && fromSize > 0)
+        {
+            return "a cache cannot scale down to C0 from a larger size";
+        }
+
+        return null;
     }
 
     [Theory]
@@ -193,6 +284,40 @@ public sealed partial class InfrastructureStepTests
 
             Assert.True(chart == azure, $"{step}: the chart's {chartKey} is {chart}, the Azure queue's {azureParameter} is {azure}");
         }
+    }
+
+    [Theory]
+    [InlineData("B2 -p kubernetesVersion=1.34", "-g dronedelivery -n dronedelivery", "-p kubernetesVersion=1.34")]
+    [InlineData("B6 my-group my-deployment --parameters kubernetesVersion=1.34 userNodeVmSize=Standard_D4s_v5", "-g my-group -n my-deployment", "--parameters kubernetesVersion=1.34 userNodeVmSize=Standard_D4s_v5")]
+    [InlineData("A2 my-group -- --what-if", "-g my-group -n dronedelivery", "--what-if")]
+    public void The_deploy_script_passes_further_arguments_to_every_deployment_after_the_step_parameters(string arguments, string target, string forwarded)
+    {
+        var words = arguments.Split(' ');
+        var step = words[0];
+        var deployments = Deployments(step[..1]).Where(d => d.Step == step).ToList();
+
+        var result = ExternalTool.Run("bash", [Path.Combine(Infra, "deploy-step.sh"), .. words], Infra, new Dictionary<string, string> { ["DRY_RUN"] = "1" });
+
+        Assert.True(result.ExitCode == 0, result.Describe());
+        var lines = result.StandardOutput.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        Assert.Equal(deployments.Count, lines.Length);
+        Assert.All(lines, line =>
+        {
+            Assert.StartsWith($"az deployment group create {target} -f main.bicep -p main.bicepparam", line, StringComparison.Ordinal);
+            Assert.EndsWith($" {forwarded}", line, StringComparison.Ordinal);
+        });
+    }
+
+    [Fact]
+    public void The_README_loads_step_A4s_container_on_Azure_with_the_seed_command_not_the_seed_job()
+    {
+        // On Azure the chart's seed job does not run (it loads only the emulator).
+        var row = File.ReadAllLines(Path.Combine(Infra, "README.md")).Single(line => line.StartsWith("| A4 |", StringComparison.Ordinal));
+
+        Assert.DoesNotContain("run the seed job", row, StringComparison.Ordinal);
+        Assert.Contains("seed --load-only", row, StringComparison.Ordinal);
+        Assert.Contains("--account-endpoint", row, StringComparison.Ordinal);
+        Assert.Contains("--container utilization-by-owner --partition-key-path /ownerId", row, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -70,6 +70,32 @@ public sealed class KubernetesFilesTests
     }
 
     [Fact]
+    public void Kind_images_are_built_without_attestations_so_kind_can_import_them()
+    {
+        // With Docker's containerd image store, BuildKit's provenance/SBOM attestation manifests are
+        // left out of `docker save`'s archive and kind's import fails on the missing content.
+        var script = File.ReadAllText(Path.Combine(K8s, "build-images.sh"));
+        var start = script.IndexOf("\n  kind)\n", StringComparison.Ordinal);
+        Assert.True(start >= 0, "build-images.sh has no kind mode");
+        var kind = script[start..script.IndexOf("\n    ;;", start, StringComparison.Ordinal)];
+        var lines = kind.Split('\n').Select(l => l.Trim()).Where(l => !l.StartsWith('#')).ToList();
+
+        var imageBuilds = lines.Where(l => l.Contains("-f src/Dockerfile", StringComparison.Ordinal)).ToList();
+        Assert.NotEmpty(imageBuilds);
+        Assert.All(imageBuilds, l => Assert.StartsWith("\"${build[@]}\"", l, StringComparison.Ordinal));
+        var builders = lines.Where(l => l.StartsWith("build=(", StringComparison.Ordinal)).ToList();
+        Assert.Equal(["build=(docker buildx build --load --provenance=false --sbom=false)", "build=(docker build)"], builders);
+        // The classic builder (no attestations) only where there is no BuildKit client.
+        Assert.True(lines.IndexOf("if docker buildx version >/dev/null 2>&1; then") is var check and >= 0
+            && lines.IndexOf("else") > check && lines.IndexOf("build=(docker build)") > lines.IndexOf("else"),
+            "the kind mode must fall back to the classic builder only when docker buildx is missing");
+
+        var guide = File.ReadAllText(RepositoryLayout.InRepository("docs", "deploy-kind.md"));
+        Assert.Contains("docker buildx build --load --provenance=false --sbom=false", guide, StringComparison.Ordinal);
+        Assert.DoesNotContain("\ndocker build ", guide, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Image_build_script_builds_every_image_the_chart_deploys()
     {
         var script = File.ReadAllText(Path.Combine(K8s, "build-images.sh"));

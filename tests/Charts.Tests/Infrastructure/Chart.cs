@@ -92,7 +92,7 @@ public static class Chart
         "--set", "telemetry.applicationInsights.enabled=true",
         "--set", "image.registry=dronedelivery.azurecr.io");
 
-    /// <summary>Every optional feature on: autoscalers, KEDA, ServiceMonitor, dashboards, ingress, OTLP.</summary>
+    /// <summary>Every optional feature on: autoscalers, KEDA, ServiceMonitor, dashboards, ingress with TLS, OTLP.</summary>
     public static ValuesSet EverythingOn { get; } = new("everything on",
         "--set", "serviceDefaults.autoscaling.enabled=true",
         "--set", "workflow.keda.enabled=true",
@@ -101,10 +101,14 @@ public static class Chart
         "--set", "telemetry.otlpEndpoint=http://otel-collector.monitoring:4317",
         "--set", "ingress.enabled=true",
         "--set", "ingress.className=nginx",
-        "--set", "ingress.host=dronedelivery.localtest.me");
+        "--set", "ingress.host=dronedelivery.localtest.me",
+        "--set", "ingress.tls[0].secretName=dronedelivery-tls");
 
+    /// <summary>Everything on, on AKS: the ServiceMonitor in the group Azure Monitor managed Prometheus reads.</summary>
     public static ValuesSet AzureEverythingOn { get; } = Azure.With("azure, everything on",
-        [.. EverythingOn.Arguments, "--set", "workflow.keda.azureIdentityClientId=00000000-0000-0000-0000-0000000000b1"]);
+        [.. EverythingOn.Arguments,
+            "--set", "workflow.keda.azureIdentityClientId=00000000-0000-0000-0000-0000000000b1",
+            "--set", "telemetry.serviceMonitor.apiVersion=azmonitoring.coreos.com/v1"]);
 
     /// <summary>Emulators off but Redis and a Secret of connection strings (a cluster without Azure identities).</summary>
     public static ValuesSet ExistingSecret { get; } = new("existing secret",
