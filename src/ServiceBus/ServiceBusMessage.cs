@@ -72,6 +72,10 @@ public class ServiceBusMessage
 
     public TimeSpan TimeToLive { get; set; } = TimeSpan.MaxValue;
 
+    /// <summary>
+    /// When set, the message is enqueued at this time rather than when it is sent (the <c>x-opt-scheduled-enqueue-time</c>
+    /// annotation): until then receivers do not get it, and a peek shows it as <see cref="ServiceBusMessageState.Scheduled"/>.
+    /// </summary>
     public DateTimeOffset ScheduledEnqueueTime { get; set; }
 
     /// <summary>User properties: string, bool, integral and floating-point numbers, Guid, DateTime(Offset), TimeSpan, Uri, byte[].</summary>
@@ -121,6 +125,9 @@ public class ServiceBusReceivedMessage
     public long EnqueuedSequenceNumber { get; internal init; }
 
     public DateTimeOffset EnqueuedTime { get; internal init; }
+
+    /// <summary>The time the message was scheduled for (default when it was not scheduled).</summary>
+    public DateTimeOffset ScheduledEnqueueTime { get; internal init; }
 
     public DateTimeOffset ExpiresAt => TimeToLive == TimeSpan.MaxValue || EnqueuedTime + TimeToLive > DateTimeOffset.MaxValue - TimeSpan.FromDays(1)
         ? DateTimeOffset.MaxValue

@@ -13,6 +13,8 @@ public static class ServiceBusTelemetry
     public const string SourceName = "DroneDelivery.ServiceBus";
 
     public const string SendActivity = "ServiceBusSender.Send";
+    public const string ScheduleActivity = "ServiceBusSender.Schedule";
+    public const string CancelActivity = "ServiceBusSender.Cancel";
     public const string ReceiveActivity = "ServiceBusReceiver.Receive";
     public const string PeekActivity = "ServiceBusReceiver.Peek";
     public const string ProcessActivity = "ServiceBusProcessor.ProcessMessage";

@@ -91,6 +91,9 @@ public static class ServiceBusAmqpNames
     public const string DeadLetterDescriptionKey = "deadletter-description";
     public const string PropertiesToModifyKey = "properties-to-modify";
     public const string SessionIdKey = "session-id";
+    public const string MessageIdKey = "message-id";
+    public const string PartitionKeyKey = "partition-key";
+    public const string ViaPartitionKeyKey = "via-partition-key";
 
     public const string DispositionCompleted = "completed";
     public const string DispositionAbandoned = "abandoned";

@@ -106,6 +106,7 @@ internal static class MessageConverter
         var ttl = amqp.Header?.Ttl is { } ms and > 0 ? TimeSpan.FromMilliseconds(ms) : TimeSpan.MaxValue;
         var enqueued = Annotation<DateTime>(annotations, ServiceBusAmqpNames.EnqueuedTime);
         var lockedUntil = Annotation<DateTime>(annotations, ServiceBusAmqpNames.LockedUntil);
+        var scheduled = Annotation<DateTime>(annotations, ServiceBusAmqpNames.ScheduledEnqueueTime);
         return new ServiceBusReceivedMessage
         {
             Body = Body(amqp.Body),
@@ -123,6 +124,7 @@ internal static class MessageConverter
             SequenceNumber = Annotation<long>(annotations, ServiceBusAmqpNames.SequenceNumber),
             EnqueuedSequenceNumber = Annotation<long>(annotations, ServiceBusAmqpNames.EnqueueSequenceNumber),
             EnqueuedTime = enqueued == default ? default : new DateTimeOffset(DateTime.SpecifyKind(enqueued, DateTimeKind.Utc)),
+            ScheduledEnqueueTime = scheduled == default ? default : new DateTimeOffset(DateTime.SpecifyKind(scheduled, DateTimeKind.Utc)),
             LockedUntil = lockedUntil == default ? default : new DateTimeOffset(DateTime.SpecifyKind(lockedUntil, DateTimeKind.Utc)),
             DeliveryCount = peeked ? headerCount : headerCount + 1,
             DeadLetterSource = Annotation<string>(annotations, ServiceBusAmqpNames.DeadLetterSource),

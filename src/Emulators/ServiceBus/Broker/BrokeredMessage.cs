@@ -10,6 +10,9 @@ internal enum BrokeredMessageState
     Available,
     Locked,
     Deferred,
+
+    /// <summary>Sent with a scheduled enqueue time still to come: peekable and cancellable, not receivable.</summary>
+    Scheduled,
 }
 
 /// <summary>A message held by a queue, with the broker's bookkeeping (sequence number, lock, delivery count).</summary>
@@ -61,7 +64,11 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
             annotations.Remove(ServiceBusAmqpNames.LockedUntil);
         }
 
-        if (IsDeferred)
+        if (State == BrokeredMessageState.Scheduled)
+        {
+            annotations[ServiceBusAmqpNames.MessageState] = 2;
+        }
+        else if (IsDeferred)
         {
             annotations[ServiceBusAmqpNames.MessageState] = 1;
         }

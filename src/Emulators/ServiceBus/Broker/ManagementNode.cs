@@ -7,7 +7,8 @@ using DroneDelivery.ServiceBus.Primitives;
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
 /// <summary>
-/// An entity's <c>$management</c> node: renew-lock, peek, update-disposition and receive-by-sequence-number,
+/// An entity's <c>$management</c> node: renew-lock, peek, update-disposition, receive-by-sequence-number,
+/// schedule-message and cancel-scheduled-message,
 /// answered with <c>statusCode</c> (int), <c>statusDescription</c> and, on errors, <c>errorCondition</c> (symbol).
 /// </summary>
 internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time)
@@ -63,10 +64,12 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
                 ServiceBusAmqpNames.PeekMessageOperation => Peek(body),
                 ServiceBusAmqpNames.UpdateDispositionOperation => UpdateDisposition(body),
                 ServiceBusAmqpNames.ReceiveBySequenceNumberOperation => ReceiveBySequenceNumber(body),
+                ServiceBusAmqpNames.ScheduleMessageOperation => ScheduleMessages(body),
+                ServiceBusAmqpNames.CancelScheduledMessageOperation => CancelScheduledMessages(body),
                 _ => new Result(501, $"The operation '{operation}' is not supported by the emulator.", ErrorCondition.NotImplemented),
             };
         }
-        catch (Exception e) when (e is InvalidCastException or FormatException or ArgumentException or OverflowException)
+        catch (Exception e) when (e is InvalidCastException or FormatException or ArgumentException or OverflowException or AmqpDecodeException)
         {
             return new Result(400, $"Malformed '{operation}' request: {e.Message}", ServiceBusAmqpNames.ArgumentError);
         }
@@ -123,12 +126,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
     private Result ReceiveBySequenceNumber(Dictionary<object, object?> body)
     {
-        var sequences = body.Entry(ServiceBusAmqpNames.SequenceNumbersKey) switch
-        {
-            long[] longs => longs,
-            List<object?> values => values.Select(v => Convert.ToInt64(v, System.Globalization.CultureInfo.InvariantCulture)).ToArray(),
-            _ => throw new ArgumentException("sequence-numbers must be an array of long."),
-        };
+        var sequences = SequenceNumbers(body);
         var mode = Convert.ToUInt32(body.Entry(ServiceBusAmqpNames.ReceiverSettleModeKey) ?? 1u, System.Globalization.CultureInfo.InvariantCulture);
         var received = entity.ReceiveDeferred(sequences, peekLock: mode != 0);
         if (received is null)
@@ -143,6 +141,76 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         }).ToList();
         return new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.MessagesKey] = list });
     }
+
+    /// <summary>
+    /// schedule-message: <c>messages</c> is a list of maps, each with the encoded AMQP message under <c>message</c>
+    /// (its <c>x-opt-scheduled-enqueue-time</c> annotation says when), <c>message-id</c> and optionally
+    /// <c>session-id</c> and <c>partition-key</c>; the answer carries their <c>sequence-numbers</c>.
+    /// </summary>
+    private Result ScheduleMessages(Dictionary<object, object?> body)
+    {
+        if (entity.IsDeadLetterQueue)
+        {
+            return NotToDeadLetterQueue();
+        }
+
+        if (body.Entry(ServiceBusAmqpNames.MessagesKey) is not List<object?> entries)
+        {
+            throw new ArgumentException("messages must be a list of maps.");
+        }
+
+        var messages = new List<AmqpMessage>(entries.Count);
+        foreach (var entry in entries)
+        {
+            if (entry is not Dictionary<object, object?> map || map.Entry(ServiceBusAmqpNames.MessageKey) is not byte[] encoded)
+            {
+                throw new ArgumentException("Each entry of messages must be a map with the encoded message as binary under 'message'.");
+            }
+
+            if (encoded.Length > entity.Settings.MaxMessageSizeBytes)
+            {
+                return new Result(413, $"The message of {encoded.Length} bytes exceeds the limit of {entity.Settings.MaxMessageSizeBytes} bytes.", ErrorCondition.MessageSizeExceeded);
+            }
+
+            var message = AmqpMessage.Decode(encoded);
+            if (message.Properties?.MessageId is null && map.Entry(ServiceBusAmqpNames.MessageIdKey)?.ToString() is { } id)
+            {
+                message.EnsureProperties().MessageId = id;
+            }
+
+            messages.Add(message);
+        }
+
+        var sequences = entity.Schedule(messages, entity.Settings.UtcNow);
+        return new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.SequenceNumbersKey] = sequences });
+    }
+
+    /// <summary>
+    /// cancel-scheduled-message: <c>sequence-numbers</c> (long[]) of messages still scheduled. A number that is not
+    /// (unknown, already enqueued or cancelled) fails the request with message-not-found and cancels nothing.
+    /// </summary>
+    private Result CancelScheduledMessages(Dictionary<object, object?> body)
+    {
+        if (entity.IsDeadLetterQueue)
+        {
+            return NotToDeadLetterQueue();
+        }
+
+        var sequences = SequenceNumbers(body);
+        return entity.CancelScheduled(sequences)
+            ? new Result(200, "OK", null, new Dictionary<object, object?>())
+            : new Result(404, $"Messages not found. Missing sequence numbers among: {string.Join(", ", sequences)}.", ServiceBusAmqpNames.MessageNotFoundError);
+    }
+
+    private static Result NotToDeadLetterQueue() =>
+        new(400, "Messages cannot be scheduled on a dead-letter queue.", ErrorCondition.NotAllowed);
+
+    private static long[] SequenceNumbers(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.SequenceNumbersKey) switch
+    {
+        long[] longs => longs,
+        List<object?> values => values.Select(v => Convert.ToInt64(v, System.Globalization.CultureInfo.InvariantCulture)).ToArray(),
+        _ => throw new ArgumentException("sequence-numbers must be an array of long."),
+    };
 
     private static Guid[] LockTokens(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.LockTokensKey) switch
     {

@@ -27,6 +27,8 @@ internal sealed class QueueEntity
     private readonly Dictionary<Guid, BrokeredMessage> _locks = [];
     private readonly PriorityQueue<(BrokeredMessage Message, Guid Token), DateTime> _lockExpiries = new();
     private readonly List<Consumer> _consumers = [];
+    private readonly HashSet<long> _scheduled = [];
+    private readonly PriorityQueue<long, (DateTime At, long Sequence)> _due = new();
     private readonly Dictionary<string, DateTime> _recentIds = new(StringComparer.Ordinal);
     private readonly Queue<(string Id, DateTime At)> _recentOrder = new();
     private readonly EmulatorSettings _settings;
@@ -55,30 +57,35 @@ internal sealed class QueueEntity
 
     public QueueMetrics Metrics { get; }
 
-    public (long Active, long Locked, long Deferred, DateTime? OldestEnqueued) Counts()
+    /// <summary>Active counts available and locked messages; scheduled messages are counted apart until their time comes.</summary>
+    public (long Active, long Locked, long Deferred, long Scheduled, DateTime? OldestEnqueued) Counts()
     {
         lock (_sync)
         {
             DateTime? oldest = null;
-            if (_sequence.Count > 0)
+            foreach (var sequence in _sequence)
             {
-                oldest = _messages[_sequence.Min].EnqueuedTime;
+                if (!_scheduled.Contains(sequence))
+                {
+                    oldest = _messages[sequence].EnqueuedTime;
+                    break;
+                }
             }
 
-            var deferred = _messages.Count - _available.Count - _locks.Count;
-            return (_messages.Count - deferred, _locks.Count, deferred, oldest);
+            var deferred = _messages.Count - _available.Count - _locks.Count - _scheduled.Count;
+            return (_available.Count + _locks.Count, _locks.Count, deferred, _scheduled.Count, oldest);
         }
     }
 
     // ---- sending ----
 
-    /// <summary>Stores a sent message; false when duplicate detection dropped it.</summary>
+    /// <summary>
+    /// Stores a sent message; false when duplicate detection dropped it. A message whose
+    /// <c>x-opt-scheduled-enqueue-time</c> annotation lies ahead is kept as scheduled until then.
+    /// </summary>
     public bool Enqueue(AmqpMessage message, DateTime now)
     {
-        // The service gives every message an id: clients key lock renewal and tracing on it (the
-        // JavaScript SDK cannot close a receiver that auto-renewed a message without one).
-        message.Properties ??= new MessageProperties();
-        message.Properties.MessageId ??= Guid.NewGuid().ToString("N");
+        EnsureMessageId(message);
         lock (_sync)
         {
             if (Options.RequiresDuplicateDetection && message.Properties?.MessageId?.ToString() is { } id)
@@ -93,18 +100,126 @@ internal sealed class QueueEntity
                 _recentOrder.Enqueue((id, now));
             }
 
-            var ttl = Options.DefaultMessageTimeToLive;
-            if (message.Header?.Ttl is { } own && own > 0 && TimeSpan.FromMilliseconds(own) < ttl)
-            {
-                ttl = TimeSpan.FromMilliseconds(own);
-            }
-
-            var expiresAt = ttl >= DateTime.MaxValue - now ? DateTime.MaxValue : now + ttl;
-            var brokered = new BrokeredMessage(message, _nextSequence++, now, expiresAt);
-            Add(brokered);
-            Metrics.Incoming();
+            Store(message, now);
             Pump();
             return true;
+        }
+    }
+
+    /// <summary>
+    /// The schedule-message operation: stores each message at its scheduled enqueue time (its annotation) and
+    /// returns their sequence numbers. As on the service, duplicate detection is not consulted here.
+    /// </summary>
+    public long[] Schedule(IReadOnlyList<AmqpMessage> messages, DateTime now)
+    {
+        foreach (var message in messages)
+        {
+            EnsureMessageId(message);
+        }
+
+        lock (_sync)
+        {
+            var sequences = new long[messages.Count];
+            for (var i = 0; i < messages.Count; i++)
+            {
+                sequences[i] = Store(messages[i], now);
+            }
+
+            Pump();
+            return sequences;
+        }
+    }
+
+    /// <summary>
+    /// The cancel-scheduled-message operation: removes scheduled messages. All or nothing: false (and nothing
+    /// cancelled) when one of the numbers is not a message still waiting for its time.
+    /// </summary>
+    public bool CancelScheduled(IReadOnlyList<long> sequenceNumbers)
+    {
+        lock (_sync)
+        {
+            Pump(); // what is due is enqueued first, and no longer cancellable
+            if (sequenceNumbers.Any(s => !_scheduled.Contains(s)))
+            {
+                return false;
+            }
+
+            foreach (var sequence in sequenceNumbers)
+            {
+                if (_scheduled.Remove(sequence))
+                {
+                    _messages.Remove(sequence);
+                    _sequence.Remove(sequence);
+                }
+            }
+
+            return true;
+        }
+    }
+
+    // The service gives every message an id: clients key lock renewal and tracing on it (the
+    // JavaScript SDK cannot close a receiver that auto-renewed a message without one).
+    private static void EnsureMessageId(AmqpMessage message)
+    {
+        message.Properties ??= new MessageProperties();
+        message.Properties.MessageId ??= Guid.NewGuid().ToString("N");
+    }
+
+    /// <summary>Gives the message a sequence number and stores it, available or scheduled. Caller holds the lock.</summary>
+    private long Store(AmqpMessage message, DateTime now)
+    {
+        Metrics.Incoming();
+        var sequence = _nextSequence++;
+        if (ScheduledTime(message) is { } at && at > now)
+        {
+            // Not in the queue yet: no expiry until it is enqueued; peek shows it at its scheduled time.
+            var scheduled = new BrokeredMessage(message, sequence, at, DateTime.MaxValue) { State = BrokeredMessageState.Scheduled };
+            _messages[sequence] = scheduled;
+            _sequence.Add(sequence);
+            _scheduled.Add(sequence);
+            _due.Enqueue(sequence, (at, sequence));
+            return sequence;
+        }
+
+        Add(new BrokeredMessage(message, sequence, now, ExpiresAt(message, now)));
+        return sequence;
+    }
+
+    private static DateTime? ScheduledTime(AmqpMessage message) =>
+        message.MessageAnnotations is { } annotations && annotations.TryGetValue(ServiceBusAmqpNames.ScheduledEnqueueTime, out var value) && value is DateTime at
+            ? DateTime.SpecifyKind(at, DateTimeKind.Utc)
+            : null;
+
+    /// <summary>The time to live counts from the enqueue time: the queue's default, or the message's own when shorter.</summary>
+    private DateTime ExpiresAt(AmqpMessage message, DateTime enqueued)
+    {
+        var ttl = Options.DefaultMessageTimeToLive;
+        if (message.Header?.Ttl is { } own && own > 0 && TimeSpan.FromMilliseconds(own) < ttl)
+        {
+            ttl = TimeSpan.FromMilliseconds(own);
+        }
+
+        return ttl >= DateTime.MaxValue - enqueued ? DateTime.MaxValue : enqueued + ttl;
+    }
+
+    /// <summary>
+    /// Enqueues scheduled messages whose time has come. As on the service, an activated message is appended to the
+    /// queue as if sent now: a new sequence number, enqueued (and its time to live starting) now. Caller holds the lock.
+    /// </summary>
+    private void ActivateDue(DateTime now)
+    {
+        while (_due.TryPeek(out var sequence, out var due) && due.At <= now)
+        {
+            _due.Dequeue();
+            if (!_scheduled.Remove(sequence))
+            {
+                continue; // cancelled
+            }
+
+            var scheduled = _messages[sequence];
+            _messages.Remove(sequence);
+            _sequence.Remove(sequence);
+            Add(new BrokeredMessage(scheduled.Message, _nextSequence++, now, ExpiresAt(scheduled.Message, now)));
         }
     }
 
@@ -188,6 +303,7 @@ internal sealed class QueueEntity
     /// <summary>Hands available messages to consumers with credit, round robin. Caller holds the lock.</summary>
     private void Pump()
     {
+        ActivateDue(_settings.UtcNow);
         while (_available.Count > 0 && _consumers.Count > 0)
         {
             var consumer = NextConsumerWithCredit();
@@ -509,11 +625,12 @@ internal sealed class QueueEntity
 
     // ---- management reads ----
 
-    /// <summary>Encoded messages from <paramref name="fromSequence"/> on (active, locked and deferred), without locking them.</summary>
+    /// <summary>Encoded messages from <paramref name="fromSequence"/> on (active, locked, deferred and scheduled), without locking them.</summary>
     public List<byte[]> Peek(long fromSequence, int count)
     {
         lock (_sync)
         {
+            Pump();
             var result = new List<byte[]>();
             if (_sequence.Count == 0 || count <= 0)
             {

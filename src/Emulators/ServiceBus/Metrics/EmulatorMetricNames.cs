@@ -22,6 +22,7 @@ public static class EmulatorMetricNames
     public const string ExpiredMessages = "servicebus_emulator_expired_messages_total";
     public const string ActiveMessages = "servicebus_emulator_active_messages";
     public const string LockedMessages = "servicebus_emulator_locked_messages";
+    public const string ScheduledMessages = "servicebus_emulator_scheduled_messages";
     public const string DeadLetterMessages = "servicebus_emulator_deadletter_messages";
     public const string OldestMessageAgeSeconds = "servicebus_emulator_oldest_message_age_seconds";
 

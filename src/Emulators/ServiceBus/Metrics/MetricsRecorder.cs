@@ -37,7 +37,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         var result = new List<QueueMetricsSnapshot>();
         foreach (var queue in queues)
         {
-            var (active, locked, deferred, oldest) = queue.Counts();
+            var (active, locked, deferred, scheduled, oldest) = queue.Counts();
             var deadLetters = queue.DeadLetterQueue!.Counts().Active;
             QueueSecond[] series;
             lock (_sync)
@@ -52,6 +52,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
                 active,
                 locked,
                 deferred,
+                scheduled,
                 deadLetters,
                 oldest is { } at ? Math.Max(0, (now.UtcDateTime - at).TotalSeconds) : 0,
                 series));
@@ -86,6 +87,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
 
         Gauge(EmulatorMetricNames.ActiveMessages, "Messages in the queue (available and locked).", q => q.ActiveMessages);
         Gauge(EmulatorMetricNames.LockedMessages, "Messages currently locked by receivers.", q => q.LockedMessages);
+        Gauge(EmulatorMetricNames.ScheduledMessages, "Messages scheduled for a later enqueue time (not yet active).", q => q.ScheduledMessages);
         Gauge(EmulatorMetricNames.DeadLetterMessages, "Messages in the dead-letter queue.", q => q.DeadLetterMessages);
         Gauge(EmulatorMetricNames.OldestMessageAgeSeconds, "Age of the oldest message in the queue.", q => q.OldestMessageAgeSeconds);
         return text.ToString();

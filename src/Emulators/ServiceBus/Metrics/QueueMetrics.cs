@@ -84,6 +84,7 @@ public sealed record QueueMetricsSnapshot(
     long ActiveMessages,
     long LockedMessages,
     long DeferredMessages,
+    long ScheduledMessages,
     long DeadLetterMessages,
     double OldestMessageAgeSeconds,
     IReadOnlyList<QueueSecond> Series);
