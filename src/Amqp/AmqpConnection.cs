@@ -30,14 +30,15 @@ public sealed class AmqpConnection : IAsyncDisposable
     private readonly Dictionary<ushort, AmqpSession> _remoteSessions = [];
     private readonly TaskCompletionSource _opened = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly CancellationTokenSource _shutdown = new();
     private ByteBuffer _pending = new(4096);
     private ByteBuffer _writing = new(4096);
     private bool _openSent;
     private bool _closeSent;
     private bool _terminated;
-    private long _lastReceived = Environment.TickCount64;
-    private long _lastSent = Environment.TickCount64;
+    private long _lastReceived;
+    private long _lastSent;
+    private long _heartbeatsReceived;
+    private ITimer? _heartbeat;
     private Task _writerTask = Task.CompletedTask;
 
     private AmqpConnection(Stream stream, AmqpConnectionOptions options, bool isListenerSide, EndPoint? remoteEndPoint)
@@ -45,6 +46,7 @@ public sealed class AmqpConnection : IAsyncDisposable
         _stream = stream;
         _input = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 65536, minimumReadSize: 16384));
         Options = options;
+        _lastReceived = _lastSent = options.TimeProvider.GetTimestamp();
         IsListenerSide = isListenerSide;
         RemoteEndPoint = remoteEndPoint;
     }
@@ -71,6 +73,9 @@ public sealed class AmqpConnection : IAsyncDisposable
 
     /// <summary>Application state attached to the connection (e.g. authorisations granted over CBS).</summary>
     public object? Context { get; set; }
+
+    /// <summary>Empty frames (heartbeats) received from the peer so far.</summary>
+    internal long HeartbeatsReceived => Interlocked.Read(ref _heartbeatsReceived);
 
     /// <summary>Largest frame the peer accepts.</summary>
     internal uint RemoteMaxFrameSize { get; private set; } = MinMaxFrameSize;
@@ -357,7 +362,14 @@ public sealed class AmqpConnection : IAsyncDisposable
     private void StartReader()
     {
         _ = Task.Run(ReadLoopAsync);
-        _ = Task.Run(HeartbeatLoopAsync);
+        lock (Sync)
+        {
+            if (!_terminated)
+            {
+                var tick = HeartbeatTick();
+                _heartbeat = Options.TimeProvider.CreateTimer(static state => ((AmqpConnection)state!).OnHeartbeatTick(), this, tick, tick);
+            }
+        }
     }
 
     private async Task WriteLoopAsync()
@@ -390,38 +402,46 @@ public sealed class AmqpConnection : IAsyncDisposable
 
             (_pending, _writing) = (_writing, _pending);
             toWrite = _writing;
+            Volatile.Write(ref _lastSent, Options.TimeProvider.GetTimestamp());
         }
 
         await _stream.WriteAsync(toWrite.WrittenMemory).ConfigureAwait(false);
         toWrite.Clear();
-        Volatile.Write(ref _lastSent, Environment.TickCount64);
     }
 
-    private async Task HeartbeatLoopAsync()
+    /// <summary>
+    /// Runs on the connection's clock every <see cref="HeartbeatTick"/>: closes the connection when nothing arrived
+    /// within our idle time-out, and sends an empty frame when nothing went out for half of the peer's.
+    /// </summary>
+    private void OnHeartbeatTick()
     {
         try
         {
-            while (true)
+            if (_terminated)
             {
-                await Task.Delay(HeartbeatTick(), _shutdown.Token).ConfigureAwait(false);
-                var now = Environment.TickCount64;
-                if (Options.IdleTimeout > TimeSpan.Zero && RemoteOpen is not null &&
-                    now - Volatile.Read(ref _lastReceived) > (long)Options.IdleTimeout.TotalMilliseconds)
-                {
-                    Fail(new Error { Condition = ErrorCondition.ResourceLimitExceeded, Description = $"Nothing received for {Options.IdleTimeout.TotalSeconds:0.#} s (idle time-out)." });
-                    return;
-                }
+                return;
+            }
 
-                var remoteIdle = RemoteOpen?.IdleTimeOut ?? 0;
-                if (remoteIdle > 0 && now - Volatile.Read(ref _lastSent) > remoteIdle / 2)
-                {
-                    WriteFrame(0, null);
-                    Volatile.Write(ref _lastSent, now);
-                }
+            var time = Options.TimeProvider;
+            var now = time.GetTimestamp();
+            if (Options.IdleTimeout > TimeSpan.Zero && RemoteOpen is not null &&
+                time.GetElapsedTime(Volatile.Read(ref _lastReceived), now) > Options.IdleTimeout)
+            {
+                Fail(new Error { Condition = ErrorCondition.ResourceLimitExceeded, Description = $"Nothing received for {Options.IdleTimeout.TotalSeconds:0.#} s (idle time-out)." });
+                return;
+            }
+
+            var remoteIdle = RemoteOpen?.IdleTimeOut ?? 0;
+            if (remoteIdle > 0 && time.GetElapsedTime(Volatile.Read(ref _lastSent), now) > TimeSpan.FromMilliseconds(remoteIdle / 2.0))
+            {
+                WriteFrame(0, null);
+                Volatile.Write(ref _lastSent, now);
             }
         }
-        catch (OperationCanceledException)
+        catch (Exception e) when (e is not OutOfMemoryException)
         {
+            // A timer callback must not take the process down; the connection's own paths report its failures.
+            System.Diagnostics.Trace.TraceError($"AMQP heartbeat failed: {e}");
         }
     }
 
@@ -458,7 +478,7 @@ public sealed class AmqpConnection : IAsyncDisposable
                 {
                     try
                     {
-                        Volatile.Write(ref _lastReceived, Environment.TickCount64);
+                        Volatile.Write(ref _lastReceived, Options.TimeProvider.GetTimestamp());
                         ProcessFrame(frame.Span);
                     }
                     finally
@@ -563,6 +583,7 @@ public sealed class AmqpConnection : IAsyncDisposable
         var body = frame[(doff * 4)..];
         if (body.IsEmpty)
         {
+            Interlocked.Increment(ref _heartbeatsReceived);
             return; // heartbeat
         }
 
@@ -609,6 +630,8 @@ public sealed class AmqpConnection : IAsyncDisposable
         {
             RemoteOpen = open;
             RemoteMaxFrameSize = Math.Max(MinMaxFrameSize, open.MaxFrameSize);
+            var tick = HeartbeatTick(); // the peer's idle time-out may ask for a faster beat
+            _heartbeat?.Change(tick, tick);
             if (!_openSent)
             {
                 SendOpen();
@@ -690,6 +713,8 @@ public sealed class AmqpConnection : IAsyncDisposable
 
             _terminated = true;
             Error ??= error;
+            _heartbeat?.Dispose();
+            _heartbeat = null;
             sessions = [.. _localSessions.Values];
             _localSessions.Clear();
             _remoteSessions.Clear();
@@ -702,7 +727,6 @@ public sealed class AmqpConnection : IAsyncDisposable
             session.OnConnectionClosed(error);
         }
 
-        _shutdown.Cancel();
         _ = Task.Run(async () =>
         {
             await DisposeTransportAsync().ConfigureAwait(false);

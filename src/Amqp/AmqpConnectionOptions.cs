@@ -40,6 +40,14 @@ public sealed record AmqpConnectionOptions
 
     /// <summary>How long open, begin, attach and close wait for the peer.</summary>
     public TimeSpan OperationTimeout { get; init; } = TimeSpan.FromSeconds(60);
+
+    /// <summary>
+    /// The clock that times heartbeats, the idle time-out and receive waits (<see cref="ReceiverLink.ReceiveAsync"/>).
+    /// Production uses <see cref="TimeProvider.System"/>; tests and hosts may pass their own (a fake clock they move).
+    /// <see cref="OperationTimeout"/> and the grace periods of close, end and detach only bound waits for an
+    /// unresponsive peer and stay on the system clock, so a fake clock that is never moved cannot hang them.
+    /// </summary>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
 }
 
 /// <summary>Decides on links the peer attaches (the listener role, or callbacks on a client).</summary>

@@ -642,13 +642,11 @@ public sealed class ReceiverLink : AmqpLink
             _waiters.Enqueue(waiter);
         }
 
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        if (wait != Timeout.InfiniteTimeSpan)
-        {
-            timeout.CancelAfter(wait);
-        }
-
-        using (timeout.Token.Register(() => waiter.TrySetResult(null)))
+        // The wait runs on the connection's clock; cancellation ends it at once.
+        using var timer = wait == Timeout.InfiniteTimeSpan
+            ? null
+            : Session.Connection.Options.TimeProvider.CreateTimer(static state => ((TaskCompletionSource<IncomingDelivery?>)state!).TrySetResult(null), waiter, wait, Timeout.InfiniteTimeSpan);
+        using (cancellationToken.Register(() => waiter.TrySetResult(null)))
         {
             var delivery = await waiter.Task.ConfigureAwait(false);
             cancellationToken.ThrowIfCancellationRequested();

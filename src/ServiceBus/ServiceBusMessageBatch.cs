@@ -15,11 +15,13 @@ public sealed class ServiceBusMessageBatch : IDisposable
     private readonly List<ServiceBusMessage> _messages = [];
     private long _envelopeOverhead;
     private long _sectionsSize;
+    private readonly TimeProvider _time;
     private bool _locked;
 
-    internal ServiceBusMessageBatch(long maxSizeInBytes)
+    internal ServiceBusMessageBatch(long maxSizeInBytes, TimeProvider time)
     {
         MaxSizeInBytes = maxSizeInBytes;
+        _time = time;
     }
 
     public int Count => _messages.Count;
@@ -42,7 +44,7 @@ public sealed class ServiceBusMessageBatch : IDisposable
         }
 
         MessageConverter.AddTraceContext(message, System.Diagnostics.Activity.Current);
-        var encoded = MessageConverter.ToAmqp(message).ToArray();
+        var encoded = MessageConverter.ToAmqp(message, _time).ToArray();
         var overhead = _messages.Count == 0 ? EnvelopeOverhead(message) : _envelopeOverhead;
         var size = overhead + _sectionsSize + DataSectionSize(encoded.Length);
         if (size > MaxSizeInBytes)

@@ -62,8 +62,9 @@ public sealed class ServiceBusClientOptions
     public System.Net.Security.RemoteCertificateValidationCallback? CertificateValidationCallback { get; set; }
 
     /// <summary>
-    /// The clock that times lock renewal. Internal so the public shape stays the SDK's; tests
-    /// replace it to move time themselves.
+    /// The client's clock: it times try timeouts and retry backoff, receive waits, lock renewal and the processor's
+    /// error backoff, token expiry and refresh, and the AMQP connection's heartbeats and idle time-out. Internal so
+    /// the public shape stays the SDK's (which has no such option); tests replace it to move time themselves.
     /// </summary>
     internal TimeProvider TimeProvider { get; set; } = TimeProvider.System;
 }

@@ -192,7 +192,7 @@ public class ServiceBusProcessor : IAsyncDisposable
                 await RaiseErrorAsync(e, ServiceBusErrorSource.Receive, stopping).ConfigureAwait(false);
                 try
                 {
-                    await Task.Delay(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * (1 << Math.Min(6, failures++)))), stopping).ConfigureAwait(false);
+                    await Task.Delay(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * (1 << Math.Min(6, failures++)))), _client.Scope.Time, stopping).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
@@ -271,7 +271,7 @@ public class ServiceBusProcessor : IAsyncDisposable
     /// <summary>Renews the lock shortly before it expires until the handler ends or MaxAutoLockRenewalDuration passes.</summary>
     private async Task RenewLockAsync(ServiceBusReceiver receiver, ServiceBusReceivedMessage message, CancellationTokenSource lockLost, CancellationToken stop)
     {
-        var time = _client.Scope.Options.TimeProvider;
+        var time = _client.Scope.Time;
         var renewUntil = time.GetUtcNow() + _options.MaxAutoLockRenewalDuration;
         while (!stop.IsCancellationRequested)
         {

@@ -277,8 +277,8 @@ public class ServiceBusReceiver : IAsyncDisposable
             {
                 if (link.Credit > 0)
                 {
-                    using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-                    timeout.CancelAfter(Retry.Options.TryTimeout);
+                    using var tryTimeout = new CancellationTokenSource(Retry.Options.TryTimeout, Retry.Time);
+                    using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, tryTimeout.Token);
                     await link.DrainAsync(timeout.Token).ConfigureAwait(false);
                 }
             }
@@ -429,7 +429,7 @@ public class ServiceBusReceiver : IAsyncDisposable
             if (viaLink)
             {
                 // Not retried: a disposition that got lost cannot be told apart from one that took effect.
-                var outcome = await delivery!.Link.DisposeAsync(delivery, state, cancellationToken).WaitAsync(Retry.Options.TryTimeout, cancellationToken).ConfigureAwait(false);
+                var outcome = await delivery!.Link.DisposeAsync(delivery, state, cancellationToken).WaitAsync(Retry.Options.TryTimeout, Retry.Time, cancellationToken).ConfigureAwait(false);
                 if (outcome is Rejected { Error: { } error })
                 {
                     if (error.Condition != ErrorCondition.NotFound)

@@ -55,7 +55,7 @@ public class ServiceBusSender : IAsyncDisposable
             MessageConverter.AddTraceContext(message, activity ?? Activity.Current);
         }
 
-        var encoded = list.Select(m => MessageConverter.ToAmqp(m).ToArray()).ToList();
+        var encoded = list.Select(m => MessageConverter.ToAmqp(m, _client.Scope.Time).ToArray()).ToList();
         await SendCoreAsync(list, encoded, activity, cancellationToken).ConfigureAwait(false);
     }
 
@@ -198,7 +198,7 @@ public class ServiceBusSender : IAsyncDisposable
             throw new ArgumentOutOfRangeException(nameof(options), $"MaxSizeInBytes must be 1..{linkMax} (the link's max-message-size).");
         }
 
-        return new ServiceBusMessageBatch(options.MaxSizeInBytes ?? linkMax);
+        return new ServiceBusMessageBatch(options.MaxSizeInBytes ?? linkMax, _client.Scope.Time);
     }
 
     public virtual async Task CloseAsync(CancellationToken cancellationToken = default)

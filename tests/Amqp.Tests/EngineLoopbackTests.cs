@@ -1,13 +1,18 @@
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.TestSupport;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;
 
 public sealed class EngineLoopbackTests
 {
     private static AmqpConnectionOptions Client(SaslProfile? sasl = null, uint maxFrame = 64 * 1024) =>
-        new() { Sasl = sasl ?? SaslProfile.Anonymous, MaxFrameSize = maxFrame, OperationTimeout = TimeSpan.FromSeconds(10) };
+        new() { Sasl = sasl ?? SaslProfile.Anonymous, MaxFrameSize = maxFrame, OperationTimeout = TimeSpan.FromSeconds(30) };
+
+    /// <summary>Bounds a wait for something that must happen, so a bug fails the test instead of hanging it.</summary>
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(30);
 
     private static byte[] Encode(string text, uint? deliveryCount = null)
     {
@@ -81,13 +86,17 @@ public sealed class EngineLoopbackTests
         var receiver = await session.AttachReceiverAsync(new LinkOptions { Name = "r", Source = new Source { Address = "queue" }, Target = new Target(), ReceiverSettleMode = ReceiverSettleMode.Second });
 
         receiver.AddCredit(2);
-        var first = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
-        var second = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
-        var third = await receiver.ReceiveAsync(TimeSpan.FromMilliseconds(300));
+        var first = await receiver.ReceiveAsync(Bound);
+        var second = await receiver.ReceiveAsync(Bound);
+
+        // Frames are handled in order on both sides: the broker sends what the flow allows before it
+        // answers a later attach, so once that answer is here a third transfer would be too.
+        await session.AttachReceiverAsync(new LinkOptions { Name = "marker", Source = new Source { Address = "queue" }, Target = new Target() });
 
         Assert.Equal("m0", ((ValueBody)first!.Message.Body!).Value);
         Assert.Equal("m1", ((ValueBody)second!.Message.Body!).Value);
-        Assert.Null(third);
+        Assert.False(receiver.TryReceive(out _));
+        Assert.Equal(0u, receiver.Credit);
         Assert.Equal(3, broker.ToDeliver.Count);
     }
 
@@ -101,9 +110,9 @@ public sealed class EngineLoopbackTests
         var session = await connection.BeginSessionAsync();
         var receiver = await session.AttachReceiverAsync(new LinkOptions { Name = "r", Source = new Source { Address = "queue" }, Target = new Target(), ReceiverSettleMode = ReceiverSettleMode.Second });
         receiver.AddCredit(1);
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
 
-        var state = await receiver.DisposeAsync(delivery!, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(5));
+        var state = await receiver.DisposeAsync(delivery!, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(30));
 
         var rejected = Assert.IsType<Rejected>(state);
         Assert.Equal("com.microsoft:message-lock-lost", rejected.Error!.Condition.Value);
@@ -120,7 +129,7 @@ public sealed class EngineLoopbackTests
         var receiver = await session.AttachReceiverAsync(new LinkOptions { Name = "r", Source = new Source { Address = "queue" }, Target = new Target() });
         receiver.AddCredit(50);
 
-        await receiver.DrainAsync().WaitAsync(TimeSpan.FromSeconds(5));
+        await receiver.DrainAsync().WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(0u, receiver.Credit);
         Assert.Contains("drain", broker.Events);
@@ -154,7 +163,7 @@ public sealed class EngineLoopbackTests
         var receiver = await session.AttachReceiverAsync(new LinkOptions { Name = "r", Source = new Source { Address = "queue" }, Target = new Target(), SenderSettleMode = SenderSettleMode.Settled });
         receiver.AddCredit(1);
 
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
 
         Assert.True(delivery!.RemoteSettled);
     }
@@ -172,15 +181,48 @@ public sealed class EngineLoopbackTests
     [Fact]
     public async Task Heartbeats_keep_an_idle_connection_open_past_the_idle_timeout()
     {
-        // Both sides close after 1.5 s of silence; the 5 s wait spans three of those windows, so only
-        // heartbeats keep the connection alive.
-        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromMilliseconds(1500) });
-        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = TimeSpan.FromMilliseconds(1500) });
+        // Both sides close after 1.5 s without a frame and ask the peer for one every 0.75 s. On a shared
+        // fake clock the test moves time 6 s in 0.5 s steps (four idle time-outs) and after each step waits
+        // until each side has the other's heartbeat, so nothing but heartbeats keeps the connection open,
+        // however slow the machine.
+        var time = new FakeTimeProvider();
+        var idle = TimeSpan.FromMilliseconds(1500);
+        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = idle, TimeProvider = time });
+        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = idle, TimeProvider = time });
+        Assert.True(await Eventually.TrueAsync(() => broker.Connections.Count == 1, Bound));
+        var served = broker.Connections.Single();
+        Assert.Equal(750u, connection.RemoteOpen!.IdleTimeOut);
 
-        await Task.Delay(5000);
+        for (var step = 1; step <= 12; step++)
+        {
+            time.Advance(TimeSpan.FromMilliseconds(500));
+            var expected = step;
+            Assert.True(await Eventually.TrueAsync(() => connection.HeartbeatsReceived >= expected && served.HeartbeatsReceived >= expected, Bound),
+                $"step {step}: client has {connection.HeartbeatsReceived} heartbeats, broker {served.HeartbeatsReceived}; errors {connection.Error?.Description} / {served.Error?.Description}");
+        }
 
+        Assert.Null(connection.Error);
+        Assert.Null(served.Error);
         Assert.False(connection.IsClosed);
         Assert.Single(broker.Connections);
+    }
+
+    [Fact]
+    public async Task Without_heartbeats_from_the_peer_the_idle_timeout_closes_the_connection()
+    {
+        // The broker asks for nothing (no idle time-out of its own), so the client never sends a heartbeat;
+        // the client closes once its own clock passes 1.5 s without a frame, and not before.
+        var time = new FakeTimeProvider();
+        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.Zero, TimeProvider = time });
+        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = TimeSpan.FromMilliseconds(1500), TimeProvider = time });
+
+        // Timer callbacks run inside Advance, so each check has run when it returns.
+        time.Advance(TimeSpan.FromMilliseconds(1400));
+        Assert.Null(connection.Error);
+        time.Advance(TimeSpan.FromMilliseconds(1000));
+
+        await connection.Completion.WaitAsync(Bound);
+        Assert.Equal(ErrorCondition.ResourceLimitExceeded, connection.Error!.Condition);
     }
 }
 
@@ -190,12 +232,12 @@ public sealed class SessionWindowTests
     public async Task Transfers_beyond_a_small_session_window_wait_for_the_peers_flow_and_all_arrive()
     {
         await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { SessionWindow = 4 });
-        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { Sasl = SaslProfile.Anonymous, OperationTimeout = TimeSpan.FromSeconds(10) });
+        await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { Sasl = SaslProfile.Anonymous, OperationTimeout = TimeSpan.FromSeconds(30) });
         var session = await connection.BeginSessionAsync();
         var sender = await session.AttachSenderAsync(new LinkOptions { Name = "w", Source = new Framing.Source(), Target = new Framing.Target { Address = "queue" } });
 
         var sends = Enumerable.Range(0, 50).Select(i => sender.SendAsync(new Messaging.AmqpMessage { Body = new Messaging.ValueBody(i) }.ToArray(), BitConverter.GetBytes(i))).ToList();
-        await Task.WhenAll(sends).WaitAsync(TimeSpan.FromSeconds(10));
+        await Task.WhenAll(sends).WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(50, broker.Stored.Count);
         Assert.Equal(Enumerable.Range(0, 50), broker.Stored.Select(d => (int)((Messaging.ValueBody)d.Message.Body!).Value!));

@@ -1,11 +1,16 @@
 using System.Net.Sockets;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.TestSupport;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;
 
 public sealed class MalformedInputTests
 {
+    /// <summary>Bounds a wait for something that must happen, so a bug fails the test instead of hanging it.</summary>
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(30);
+
     private static async Task<byte[]> ExchangeAsync(int port, params byte[][] writes)
     {
         using var client = new TcpClient();
@@ -16,9 +21,15 @@ public sealed class MalformedInputTests
             await stream.WriteAsync(write);
         }
 
+        return await ReadToEndAsync(stream);
+    }
+
+    /// <summary>Everything the peer sends until it closes the socket.</summary>
+    private static async Task<byte[]> ReadToEndAsync(NetworkStream stream)
+    {
         var received = new List<byte>();
         var buffer = new byte[4096];
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+        using var timeout = new CancellationTokenSource(Bound);
         while (true)
         {
             var n = await stream.ReadAsync(buffer, timeout.Token);
@@ -48,7 +59,7 @@ public sealed class MalformedInputTests
     public async Task Undecodable_frame_closes_that_connection_with_a_decode_error_and_others_keep_working()
     {
         await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions()) ;
-        await using var healthy = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) });
+        await using var healthy = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(30) });
 
         var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), [0, 0, 0, 12, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef]);
 
@@ -77,7 +88,7 @@ public sealed class MalformedInputTests
         var transfer = Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 });
 
         var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), begin, transfer);
-        await using var after = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) });
+        await using var after = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(30) });
 
         Assert.Contains("amqp:session:unattached-handle", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
         Assert.False(after.IsClosed);
@@ -92,13 +103,13 @@ public sealed class MalformedInputTests
             RequireSasl = false,
             HandlerFactory = _ => new ThrowingHandler(),
         });
-        var options = new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(5) };
+        var options = new AmqpConnectionOptions { OperationTimeout = Bound };
         await using var victim = await AmqpConnection.ConnectAsync("127.0.0.1", listener.EndPoint.Port, options);
         await using var bystander = await AmqpConnection.ConnectAsync("127.0.0.1", listener.EndPoint.Port, options);
         var sender = await (await victim.BeginSessionAsync()).AttachSenderAsync(new LinkOptions { Name = "s", Source = new Source(), Target = new Target { Address = "boom" } });
 
         _ = sender.SendAsync(new AmqpMessage { Body = new ValueBody("x") }.ToArray(), [1]);
-        await victim.Completion.WaitAsync(TimeSpan.FromSeconds(5));
+        await victim.Completion.WaitAsync(Bound);
 
         Assert.Equal(ErrorCondition.InternalError, victim.Error!.Condition);
         Assert.False(bystander.IsClosed);
@@ -121,15 +132,36 @@ public sealed class MalformedInputTests
     [Fact]
     public async Task A_silent_peer_is_closed_after_the_idle_time_out_and_was_told_half_of_it()
     {
-        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromSeconds(1) });
-        var started = System.Diagnostics.Stopwatch.StartNew();
+        // The broker's idle clock is a fake one the test moves: the peer is closed once more than 1 s
+        // passed without a frame from it, and not before, however long the test itself takes.
+        var time = new FakeTimeProvider();
+        await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.FromSeconds(1), TimeProvider = time });
+        using var client = new TcpClient();
+        await client.ConnectAsync("127.0.0.1", broker.Port);
+        var stream = client.GetStream();
+        await stream.WriteAsync(AmqpHeader);
+        await stream.WriteAsync(Open());
 
-        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open());
+        // The broker answers our open once it has handled it: from then on it waits to hear from us.
+        using var timeout = new CancellationTokenSource(Bound);
+        var header = new byte[12];
+        await stream.ReadExactlyAsync(header, timeout.Token);
+        var openFrame = new byte[System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(8))];
+        header.AsSpan(8).CopyTo(openFrame);
+        await stream.ReadExactlyAsync(openFrame.AsMemory(4), timeout.Token);
+        Assert.Equal(AmqpHeader, header.Take(8));
+        Assert.Equal(500u, Assert.IsType<Open>(ReadFirstPerformative(openFrame)).IdleTimeOut);
+        Assert.True(await Eventually.TrueAsync(() => broker.Connections.Count == 1, Bound));
+        var served = broker.Connections.Single();
 
-        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(4));
-        Assert.Contains("amqp:resource-limit-exceeded", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
-        var brokerOpen = ReadFirstPerformative(answer.AsSpan(8));
-        Assert.Equal(500u, Assert.IsType<Open>(brokerOpen).IdleTimeOut);
+        // Timer callbacks run inside Advance, so the broker's idle check has run when it returns.
+        time.Advance(TimeSpan.FromMilliseconds(999));
+        Assert.Null(served.Error);
+        time.Advance(TimeSpan.FromSeconds(1));
+        var rest = await ReadToEndAsync(stream);
+
+        Assert.Equal(ErrorCondition.ResourceLimitExceeded, served.Error?.Condition);
+        Assert.Contains("amqp:resource-limit-exceeded", System.Text.Encoding.ASCII.GetString(rest), StringComparison.Ordinal);
     }
 
     private static Performative ReadFirstPerformative(ReadOnlySpan<byte> frames)

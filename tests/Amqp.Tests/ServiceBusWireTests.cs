@@ -3,6 +3,7 @@ using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
 using DroneDelivery.ServiceBus.Primitives;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;
 
@@ -13,6 +14,10 @@ namespace DroneDelivery.Amqp.Tests;
 public sealed class ServiceBusWireTests : IAsyncLifetime
 {
     private const string Queue = "wire";
+
+    // The emulator's clock, on a whole millisecond (AMQP timestamps carry milliseconds) and never moved, so
+    // the times it answers with are exact however long a test takes.
+    private readonly FakeTimeProvider _time = new(DateTimeOffset.FromUnixTimeMilliseconds(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
     private ServiceBusEmulator _emulator = null!;
     private AmqpConnection _connection = null!;
     private AmqpSession _session = null!;
@@ -23,12 +28,13 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         {
             HttpPort = null,
             Queues = [new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30) }],
+            TimeProvider = _time,
         });
         _connection = await AmqpConnection.ConnectAsync("127.0.0.1", _emulator.AmqpEndPoint.Port, new AmqpConnectionOptions
         {
             Sasl = SaslProfile.MsSbCbs,
             HostName = "127.0.0.1",
-            OperationTimeout = TimeSpan.FromSeconds(10),
+            OperationTimeout = TimeSpan.FromSeconds(30),
         });
         _session = await _connection.BeginSessionAsync();
         var status = await PutTokenAsync(ServiceBusEmulatorOptions.DevelopmentKey);
@@ -53,7 +59,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         var sender = await AttachSenderAsync();
 
         Assert.Equal(256UL * 1024, sender.RemoteMaxMessageSize);
-        Assert.True(await TestSupport.Eventually.TrueAsync(() => sender.Credit > 0, TimeSpan.FromSeconds(5)));
+        Assert.True(await TestSupport.Eventually.TrueAsync(() => sender.Credit > 0, TimeSpan.FromSeconds(30)));
     }
 
     [Fact]
@@ -63,7 +69,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         var receiver = await AttachReceiverAsync();
         receiver.AddCredit(1);
 
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
 
         Assert.NotNull(delivery);
         Assert.Equal(16, delivery.Tag.Length);
@@ -81,9 +87,9 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         await SendAsync("complete me");
         var receiver = await AttachReceiverAsync();
         receiver.AddCredit(1);
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
 
-        var state = await receiver.DisposeAsync(delivery!, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(5));
+        var state = await receiver.DisposeAsync(delivery!, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.IsType<Accepted>(state);
         Assert.True(delivery!.RemoteSettled);
@@ -95,7 +101,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         await SendAsync("poison");
         var receiver = await AttachReceiverAsync();
         receiver.AddCredit(1);
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
         var deadLetter = new Rejected
         {
             Error = new Error
@@ -105,7 +111,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
             },
         };
 
-        var state = await receiver.DisposeAsync(delivery!, deadLetter).WaitAsync(TimeSpan.FromSeconds(5));
+        var state = await receiver.DisposeAsync(delivery!, deadLetter).WaitAsync(TimeSpan.FromSeconds(30));
 
         var rejected = Assert.IsType<Rejected>(state);
         Assert.Null(rejected.Error);
@@ -118,7 +124,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         var receiver = await AttachReceiverAsync();
         receiver.AddCredit(10);
 
-        await receiver.DrainAsync().WaitAsync(TimeSpan.FromSeconds(5));
+        await receiver.DrainAsync().WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(0u, receiver.Credit);
     }
@@ -129,7 +135,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         await SendAsync("renew me");
         var receiver = await AttachReceiverAsync();
         receiver.AddCredit(1);
-        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
         var management = await ManagementAsync();
 
         var response = await RequestAsync(management, ServiceBusAmqpNames.RenewLockOperation, new Dictionary<object, object?>
@@ -141,7 +147,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         var body = (Dictionary<object, object?>)((ValueBody)response.Body!).Value!;
         var expirations = Assert.IsType<DateTime[]>(body[ServiceBusAmqpNames.ExpirationsKey]);
         Assert.Single(expirations);
-        Assert.True(expirations[0] > DateTime.UtcNow.AddSeconds(25));
+        Assert.Equal(_time.GetUtcNow().AddSeconds(30).UtcDateTime, expirations[0]);
     }
 
     [Fact]
@@ -228,7 +234,7 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         request.EnsureProperties().MessageId = id;
         request.Properties!.ReplyTo = links.ReplyTo;
         await links.Sender.SendAsync(request.ToArray(), [1]);
-        var response = await links.Receiver.ReceiveAsync(TimeSpan.FromSeconds(5));
+        var response = await links.Receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
         Assert.NotNull(response);
         Assert.Equal(id, response.Message.Properties!.CorrelationId);
         return response.Message;

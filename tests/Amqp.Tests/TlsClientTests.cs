@@ -25,7 +25,7 @@ public sealed class TlsClientTests
             Sasl = SaslProfile.Anonymous,
             UseTls = true,
             HostName = "localhost",
-            OperationTimeout = TimeSpan.FromSeconds(10),
+            OperationTimeout = TimeSpan.FromSeconds(30),
             CertificateValidation = (_, cert, _, _) =>
             {
                 seen = cert;

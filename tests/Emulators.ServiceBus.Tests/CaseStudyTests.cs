@@ -1,23 +1,36 @@
 using System.Collections.Concurrent;
 using DroneDelivery.ServiceBus;
 using DroneDelivery.TestSupport;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
 /// <summary>
-/// Steps B4 and B5 of the tuning case study: MaxConcurrentCalls 20 and PrefetchCount 3000 against a slow handler.
+/// Steps B4 and B5 of the tuning case study: MaxConcurrentCalls 20 and PrefetchCount 3000 against a 1-second handler.
 /// With a 10-second lock, prefetched messages wait in the client's buffer while their locks expire; they are
 /// delivered again (outgoing exceeds incoming), settlements fail with MessageLockLost and messages end in the
 /// dead-letter queue. With a 5-minute lock every message completes.
 /// </summary>
+/// <remarks>
+/// Time is modelled, not waited for: the emulator and the client each run on a fake clock and the handler waits on
+/// the client's. The test moves both clocks one second at a time, the client's first (handlers finish and settle,
+/// the next messages are taken from the buffer), then the emulator's (locks that ran out expire), and before each
+/// move waits until the previous one has been fully acted on. So the run is the same on any machine, however slow.
+/// Automatic lock renewal is off: it extends only the locks of messages already in a handler, and the effect shown
+/// is on messages that wait in the prefetch buffer.
+/// </remarks>
 internal static class CaseStudy
 {
     public const int Messages = 400;
+    public const int Concurrency = 20;
     public static readonly TimeSpan HandlerTime = TimeSpan.FromSeconds(1);
 
     public static async Task<(EmulatorScope Scope, int LockLostErrors)> RunAsync(TimeSpan lockDuration)
     {
-        var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = lockDuration, MaxDeliveryCount = 2 });
+        var start = DateTimeOffset.FromUnixTimeMilliseconds(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
+        var emulatorTime = new FakeTimeProvider(start);
+        var clientTime = new FakeTimeProvider(start);
+        var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = lockDuration, MaxDeliveryCount = 2 }, time: emulatorTime);
         await using (var sender = scope.Client.CreateSender(EmulatorScope.Queue))
         {
             for (var i = 0; i < Messages; i += 100)
@@ -26,17 +39,42 @@ internal static class CaseStudy
             }
         }
 
+        var options = EmulatorScope.Fast();
+        options.TimeProvider = clientTime;
+        await using var client = new ServiceBusClient(scope.Emulator.ConnectionString, options);
         var lockLost = 0;
-        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new ServiceBusProcessorOptions
+        var running = 0;
+        var waiting = 0;
+        await using var processor = client.CreateProcessor(EmulatorScope.Queue, new ServiceBusProcessorOptions
         {
-            MaxConcurrentCalls = 20,
+            MaxConcurrentCalls = Concurrency,
             PrefetchCount = 3000,
             AutoCompleteMessages = false,
+            MaxAutoLockRenewalDuration = TimeSpan.Zero,
         });
         processor.ProcessMessageAsync += async args =>
         {
-            await Task.Delay(HandlerTime);
-            await args.CompleteMessageAsync(args.Message);
+            Interlocked.Increment(ref running);
+            try
+            {
+                // The handler's timer exists before it counts as waiting, so a move of the clock cannot miss it.
+                var work = Task.Delay(HandlerTime, clientTime, args.CancellationToken);
+                Interlocked.Increment(ref waiting);
+                try
+                {
+                    await work;
+                }
+                finally
+                {
+                    Interlocked.Decrement(ref waiting);
+                }
+
+                await args.CompleteMessageAsync(args.Message);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref running);
+            }
         };
         processor.ProcessErrorAsync += args =>
         {
@@ -47,12 +85,35 @@ internal static class CaseStudy
 
             return Task.CompletedTask;
         };
+
+        bool Settled() => scope.Metrics is var m && m.Counters.Completed + m.DeadLetterMessages == Messages && m.ActiveMessages == 0;
+
+        // Every handler is waiting on the clock (none is settling), and all loops have one unless the run is over.
+        async Task QuietAsync(string when)
+        {
+            var quiet = await Eventually.TrueAsync(
+                () => Volatile.Read(ref waiting) == Volatile.Read(ref running) && (Volatile.Read(ref waiting) == Concurrency || Settled()),
+                TimeSpan.FromSeconds(60));
+            Assert.True(quiet, $"{when}: {running} handlers running, {waiting} waiting; {scope.Metrics}");
+        }
+
         await processor.StartProcessingAsync();
-        var settled = await Eventually.TrueAsync(
-            () => scope.Metrics is var m && m.Counters.Completed + m.DeadLetterMessages == Messages && m.ActiveMessages == 0,
-            TimeSpan.FromSeconds(60), TimeSpan.FromMilliseconds(200));
-        await processor.StopProcessingAsync();
-        Assert.True(settled, $"not settled: {scope.Metrics}");
+        var samples = scope.Metrics.Series.Count;
+        for (var second = 1; !Settled(); second++)
+        {
+            Assert.True(second <= 60, $"not settled after {second - 1} modelled seconds: {scope.Metrics}");
+            await QuietAsync($"before second {second}");
+            clientTime.Advance(TimeSpan.FromSeconds(1));
+            await QuietAsync($"client at second {second}");
+            emulatorTime.Advance(TimeSpan.FromSeconds(1));
+            // The emulator samples its metrics once a modelled second, after the sweep that expires locks.
+            var before = samples;
+            Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Series.Count > before, TimeSpan.FromSeconds(60)), $"the emulator never swept at second {second}");
+            samples = scope.Metrics.Series.Count;
+        }
+
+        // Handlers still waiting on the clock end with the processor's cancellation.
+        await processor.StopProcessingAsync().WaitAsync(TimeSpan.FromSeconds(60));
         return (scope, lockLost);
     }
 }
@@ -72,6 +133,17 @@ public sealed class CaseStudyB4Tests
         Assert.True(lockLostErrors > 0);
         Assert.True(metrics.DeadLetteredByReason.GetValueOrDefault("MaxDeliveryCountExceeded") > 0, "no dead-letters");
         Assert.Equal(CaseStudy.Messages, metrics.Counters.Completed + metrics.DeadLetterMessages);
+
+        // Modelled time makes the run exact. Seconds 1-10: 20 handlers a second complete 200 messages; at 10 s the
+        // other 200 locks run out in the buffer and those messages come again. Seconds 11-20: the handlers work
+        // through the 200 stale copies, every settlement lost; at 20 s the second locks run out too and, at the
+        // maximum delivery count of 2, the 200 messages are dead-lettered.
+        var summary = $"completed {metrics.Counters.Completed}, dead-lettered {metrics.DeadLetterMessages}, outgoing {metrics.Counters.OutgoingDeliveries}, " +
+            $"lock expirations {metrics.Counters.LockExpirations}, lock-lost settlements {metrics.Counters.LockLostSettlements}, lock-lost errors {lockLostErrors}";
+        Assert.True(
+            metrics.Counters.Completed == 200 && metrics.DeadLetterMessages == 200 && metrics.Counters.OutgoingDeliveries == 600 &&
+            metrics.Counters.LockExpirations == 400 && metrics.Counters.LockLostSettlements == 200 && lockLostErrors == 200,
+            summary);
     }
 }
 

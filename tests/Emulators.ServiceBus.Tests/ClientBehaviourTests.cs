@@ -16,16 +16,16 @@ public sealed class ClientBehaviourTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessagesAsync(Enumerable.Range(0, 5).Select(i => new ServiceBusMessage($"m{i}")));
         var prefetching = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { PrefetchCount = 10 });
-        var first = await prefetching.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var first = await prefetching.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await prefetching.CompleteMessageAsync(first!);
-        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.LockedMessages == 4, TimeSpan.FromSeconds(5)));
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.LockedMessages == 4, TimeSpan.FromSeconds(30)));
 
         await prefetching.DisposeAsync();
         await using var next = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var rest = new List<ServiceBusReceivedMessage>();
         while (rest.Count < 4)
         {
-            rest.AddRange(await next.ReceiveMessagesAsync(4, TimeSpan.FromSeconds(5)));
+            rest.AddRange(await next.ReceiveMessagesAsync(4, TimeSpan.FromSeconds(30)));
         }
 
         Assert.Equal(["m1", "m2", "m3", "m4"], rest.Select(m => m.Body.ToString()));
@@ -70,12 +70,12 @@ public sealed class ClientBehaviourTests
         var messages = new List<ServiceBusReceivedMessage>();
         while (messages.Count < 2)
         {
-            messages.AddRange(await receiver.ReceiveMessagesAsync(2, TimeSpan.FromSeconds(5)));
+            messages.AddRange(await receiver.ReceiveMessagesAsync(2, TimeSpan.FromSeconds(30)));
         }
 
         await receiver.CompleteMessageAsync(messages[0]);
         await receiver.AbandonMessageAsync(messages[1]);
-        var again = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var again = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await receiver.DeadLetterMessageAsync(again!, "bad", "worse");
 
         var names = spans.Where(s => (string?)s.GetTagItem(ServiceBusTelemetry.DestinationAttribute) == queue).Select(s => s.OperationName).ToList();
@@ -117,7 +117,7 @@ public sealed class ClientBehaviourTests
         await using var sender = scope.Client.CreateSender(queue);
         await using var receiver = scope.Client.CreateReceiver(queue);
         await sender.SendMessageAsync(new ServiceBusMessage("x"));
-        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         await receiver.RenewMessageLockAsync(message!);
         time.Advance(TimeSpan.FromSeconds(1.3));
@@ -143,10 +143,10 @@ public sealed class ClientBehaviourTests
         // The credit left by the timed-out calls is one message's worth, not ten. The broker hands
         // out what credit allows as messages arrive, so "all five stored, one locked" is a state
         // that piled-up credit never passes through.
-        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 5, LockedMessages: 1 }, TimeSpan.FromSeconds(10)), $"{scope.Metrics}");
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 5, LockedMessages: 1 }, TimeSpan.FromSeconds(30)), $"{scope.Metrics}");
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
         Assert.Equal(1, scope.Metrics.LockedMessages);
-        var received = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(5));
+        var received = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(30));
         Assert.Equal("m0", received[0].Body.ToString());
     }
 

@@ -23,10 +23,13 @@ internal sealed class EmulatorScope : IAsyncDisposable
         return new EmulatorScope(started, new DroneDelivery.ServiceBus.ServiceBusClient(started.ConnectionString, Fast()));
     }
 
-    /// <summary>Client options with short timeouts so a hang fails a test quickly instead of after 60 s.</summary>
+    /// <summary>
+    /// Client options with one retry and a 30 s try timeout: generous enough for a busy machine, while a hang
+    /// still fails a test sooner than the SDK's default of 60 s and three retries would.
+    /// </summary>
     public static DroneDelivery.ServiceBus.ServiceBusClientOptions Fast() => new()
     {
-        RetryOptions = new DroneDelivery.ServiceBus.ServiceBusRetryOptions { TryTimeout = TimeSpan.FromSeconds(15), MaxRetries = 1, Delay = TimeSpan.FromMilliseconds(100) },
+        RetryOptions = new DroneDelivery.ServiceBus.ServiceBusRetryOptions { TryTimeout = TimeSpan.FromSeconds(30), MaxRetries = 1, Delay = TimeSpan.FromMilliseconds(100) },
     };
 
     public Metrics.QueueMetricsSnapshot Metrics => Emulator.GetMetrics()[Queue];

@@ -42,7 +42,7 @@ public sealed class HostingTests
             await using var receiver = client.CreateReceiver("deliveries");
 
             await sender.SendMessageAsync(new ServiceBusMessage("over a process"));
-            var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+            var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
             await receiver.CompleteMessageAsync(received!);
             using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}") };
             var health = await http.GetAsync(EmulatorMetricNames.HealthPath);
@@ -184,7 +184,7 @@ public sealed class HostingTests
             await stream.WriteAsync(new byte[] { 0, 0, 0, 12, 2, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef });
             var buffer = new byte[1024];
             var read = 0;
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(5));
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
             while (true)
             {
                 var n = await stream.ReadAsync(buffer.AsMemory(read), timeout.Token);
@@ -204,11 +204,11 @@ public sealed class HostingTests
         var messages = new List<string>();
         while (messages.Count < 2)
         {
-            messages.AddRange((await receiver.ReceiveMessagesAsync(2, TimeSpan.FromSeconds(5))).Select(m => m.Body.ToString()));
+            messages.AddRange((await receiver.ReceiveMessagesAsync(2, TimeSpan.FromSeconds(30))).Select(m => m.Body.ToString()));
         }
 
         Assert.Equal(["before", "after"], messages);
-        Assert.True(await Eventually.TrueAsync(() => scope.Emulator.ConnectionCount == 1, TimeSpan.FromSeconds(5)));
+        Assert.True(await Eventually.TrueAsync(() => scope.Emulator.ConnectionCount == 1, TimeSpan.FromSeconds(30)));
         Assert.Contains(failures, f => f.Contains("amqp:decode-error", StringComparison.Ordinal));
     }
 
@@ -219,7 +219,7 @@ public sealed class HostingTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessagesAsync(Enumerable.Range(0, 10).Select(_ => new ServiceBusMessage("x")));
 
-        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Series.Sum(s => s.Delta.IncomingMessages) == 10, TimeSpan.FromSeconds(5)));
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics.Series.Sum(s => s.Delta.IncomingMessages) == 10, TimeSpan.FromSeconds(30)));
         Assert.Equal(10, scope.Metrics.Series[^1].ActiveMessages);
     }
 }

@@ -62,7 +62,7 @@ public sealed class IndependentPeerTests
             };
             peek.ApplicationProperties[ServiceBusAmqpNames.ManagementOperationKey] = ServiceBusAmqpNames.PeekMessageOperation;
             await requests.SendAsync(peek);
-            var reply = await receiver.ReceiveAsync(TimeSpan.FromSeconds(10));
+            var reply = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
             Assert.NotNull(reply);
             Assert.Equal(200, Convert.ToInt32(reply.ApplicationProperties[ServiceBusAmqpNames.ManagementStatusCodeKey], System.Globalization.CultureInfo.InvariantCulture));
 
@@ -91,7 +91,7 @@ public sealed class IndependentPeerTests
         request.ApplicationProperties[ServiceBusAmqpNames.CbsTokenTypeKey] = "servicebus.windows.net:sastoken";
         request.ApplicationProperties[ServiceBusAmqpNames.CbsAudienceKey] = audience;
         await sender.SendAsync(request);
-        var reply = await receiver.ReceiveAsync(TimeSpan.FromSeconds(10));
+        var reply = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
         Assert.NotNull(reply);
         receiver.Accept(reply);
         return Convert.ToInt32(reply.ApplicationProperties[ServiceBusAmqpNames.CbsStatusCodeKey], System.Globalization.CultureInfo.InvariantCulture);

@@ -13,9 +13,9 @@ public sealed class LockAndDeadLetterTests
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("retry me"));
 
-        var first = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var first = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await receiver.AbandonMessageAsync(first!, new Dictionary<string, object> { ["lastError"] = "timeout" });
-        var second = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var second = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(1, first!.DeliveryCount);
         Assert.Equal(2, second!.DeliveryCount);
@@ -35,9 +35,9 @@ public sealed class LockAndDeadLetterTests
         await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { SubQueue = SubQueue.DeadLetter });
         await sender.SendMessageAsync(new ServiceBusMessage("poison") { MessageId = "p-1" });
 
-        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await receiver.DeadLetterMessageAsync(received!, "InvalidPayload", "deliveryId is missing");
-        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await dlq.CompleteMessageAsync(deadLettered!);
 
         Assert.Equal("p-1", deadLettered!.MessageId);
@@ -60,15 +60,15 @@ public sealed class LockAndDeadLetterTests
 
         for (var attempt = 1; attempt <= 3; attempt++)
         {
-            var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+            var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
             Assert.Equal(attempt, message!.DeliveryCount);
             await receiver.AbandonMessageAsync(message);
         }
 
         // A later marker comes next: the abandoned message, earlier in the queue, is no longer in it.
         await sender.SendMessageAsync(new ServiceBusMessage("marker"));
-        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
-        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
+        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal("marker", next!.Body.ToString());
         Assert.Equal("MaxDeliveryCountExceeded", deadLettered!.DeadLetterReason);
@@ -85,9 +85,9 @@ public sealed class LockAndDeadLetterTests
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("slow"));
 
-        var first = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var first = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         time.Advance(TimeSpan.FromSeconds(1.5));
-        var second = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var second = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         var error = await Assert.ThrowsAsync<ServiceBusException>(() => receiver.CompleteMessageAsync(first!));
         await receiver.CompleteMessageAsync(second!);
 
@@ -107,7 +107,7 @@ public sealed class LockAndDeadLetterTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("long job"));
-        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         var original = message!.LockedUntil;
 
         time.Advance(TimeSpan.FromSeconds(2));
@@ -129,7 +129,7 @@ public sealed class LockAndDeadLetterTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("late"));
-        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var message = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         time.Advance(TimeSpan.FromSeconds(1.3));
         var error = await Assert.ThrowsAsync<ServiceBusException>(() => receiver.RenewMessageLockAsync(message!));

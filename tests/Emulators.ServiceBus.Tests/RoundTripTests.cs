@@ -23,7 +23,7 @@ public sealed class RoundTripTests
             ApplicationProperties = { ["operation"] = "delivery", ["attempt"] = 3, ["when"] = new DateTime(2024, 5, 1, 12, 0, 0, DateTimeKind.Utc) },
         };
         await sender.SendMessageAsync(message);
-        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.NotNull(received);
         Assert.Equal("{\"deliveryId\":\"d-1\"}", received.Body.ToString());
@@ -45,7 +45,7 @@ public sealed class RoundTripTests
 
         // A later marker comes next: the completed message is gone.
         await sender.SendMessageAsync(new ServiceBusMessage("marker"));
-        var marker = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(10));
+        var marker = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         Assert.Equal("marker", marker!.Body.ToString());
         await receiver.CompleteMessageAsync(marker);
         Assert.Equal(2, scope.Metrics.Counters.Completed);
@@ -70,7 +70,7 @@ public sealed class RoundTripTests
         var ids = new List<string>();
         while (ids.Count < added)
         {
-            var messages = await receiver.ReceiveMessagesAsync(100, TimeSpan.FromSeconds(5));
+            var messages = await receiver.ReceiveMessagesAsync(100, TimeSpan.FromSeconds(30));
             Assert.NotEmpty(messages);
             foreach (var m in messages)
             {
@@ -98,7 +98,7 @@ public sealed class RoundTripTests
         var received = new List<ServiceBusReceivedMessage>();
         while (received.Count < 5)
         {
-            received.AddRange(await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(5)));
+            received.AddRange(await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(30)));
         }
 
         Assert.Equal(["0", "1", "2", "3", "4"], received.Select(m => m.MessageId));
@@ -162,7 +162,7 @@ public sealed class RoundTripTests
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new ServiceBusReceiverOptions { ReceiveMode = ServiceBusReceiveMode.ReceiveAndDelete });
         await sender.SendMessageAsync(new ServiceBusMessage("gone"));
 
-        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal("gone", received!.Body.ToString());
         Assert.Equal(Guid.Empty.ToString(), received.LockToken);
@@ -181,7 +181,7 @@ public sealed class RoundTripTests
         var first = await receiver.PeekMessagesAsync(2);
         var rest = await receiver.PeekMessagesAsync(10);
         var none = await receiver.PeekMessagesAsync(10);
-        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(["a", "b"], first.Select(m => m.Body.ToString()));
         Assert.Equal(["c"], rest.Select(m => m.Body.ToString()));
@@ -198,12 +198,12 @@ public sealed class RoundTripTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new ServiceBusMessage("later"));
-        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var received = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         await receiver.DeferMessageAsync(received!);
         // A later marker comes next: the deferred message, earlier in the queue, is not handed out.
         await sender.SendMessageAsync(new ServiceBusMessage("marker"));
-        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var next = await receiver.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
         await receiver.CompleteMessageAsync(next!);
         var deferred = await receiver.ReceiveDeferredMessageAsync(received!.SequenceNumber);
         await receiver.CompleteMessageAsync(deferred);
@@ -240,7 +240,7 @@ public sealed class RoundTripTests
         Assert.Equal(1, scope.Metrics.ActiveMessages);
         // Expired messages are swept once a second of the emulator's clock.
         time.Advance(TimeSpan.FromMinutes(5) + TimeSpan.FromSeconds(1));
-        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(5));
+        var deadLettered = await dlq.ReceiveMessageAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal("short-lived", deadLettered!.Body.ToString());
         Assert.Equal("TTLExpiredException", deadLettered.DeadLetterReason);

@@ -9,22 +9,22 @@ namespace DroneDelivery.ServiceBus.Transport;
 /// <summary>How the client authorises: a SAS key, a fixed SAS token, or an Entra ID credential (JWT).</summary>
 internal abstract record ServiceBusCredential
 {
-    public abstract ValueTask<(string Token, string Type, DateTimeOffset ExpiresOn)> GetTokenAsync(string audience, CancellationToken cancellationToken);
+    public abstract ValueTask<(string Token, string Type, DateTimeOffset ExpiresOn)> GetTokenAsync(string audience, TimeProvider time, CancellationToken cancellationToken);
 
     public sealed record SharedKey(string KeyName, string Key) : ServiceBusCredential
     {
         public static readonly TimeSpan Validity = TimeSpan.FromHours(1);
 
-        public override ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, CancellationToken cancellationToken)
+        public override ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, TimeProvider time, CancellationToken cancellationToken)
         {
-            var sas = SharedAccessSignature.Create(audience, KeyName, Key, Validity);
+            var sas = SharedAccessSignature.Create(audience, KeyName, Key, Validity, time.GetUtcNow());
             return ValueTask.FromResult((sas.ToString(), ServiceBusAmqpNames.SasTokenType, sas.ExpiresOn));
         }
     }
 
     public sealed record Signature(string Token) : ServiceBusCredential
     {
-        public override ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, CancellationToken cancellationToken) =>
+        public override ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, TimeProvider time, CancellationToken cancellationToken) =>
             ValueTask.FromResult((Token, ServiceBusAmqpNames.SasTokenType, SharedAccessSignature.TryParse(Token)?.ExpiresOn ?? DateTimeOffset.MaxValue));
     }
 
@@ -32,7 +32,7 @@ internal abstract record ServiceBusCredential
     {
         private static readonly string[] Scopes = ["https://servicebus.azure.net/.default"];
 
-        public override async ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, CancellationToken cancellationToken)
+        public override async ValueTask<(string, string, DateTimeOffset)> GetTokenAsync(string audience, TimeProvider time, CancellationToken cancellationToken)
         {
             var token = await Credential.GetTokenAsync(new TokenRequestContext(Scopes), cancellationToken).ConfigureAwait(false);
             return (token.Token, ServiceBusAmqpNames.JwtTokenType, token.ExpiresOn);
@@ -77,9 +77,12 @@ internal sealed class ConnectionScope : IAsyncDisposable
 
     public string FullyQualifiedNamespace => Endpoint.Host;
 
-    public RetryPolicy Retry => new(_options.RetryOptions);
+    public RetryPolicy Retry => new(_options.RetryOptions, Time);
 
     public ServiceBusClientOptions Options => _options;
+
+    /// <summary>The client's clock: try timeouts, backoff, receive waits, lock renewal, token expiry, heartbeats.</summary>
+    public TimeProvider Time => _options.TimeProvider;
 
     /// <summary>Opens a session on the (re)opened connection after authorising <paramref name="entityPath"/>.</summary>
     public async Task<AmqpSession> OpenSessionAsync(string entityPath, CancellationToken cancellationToken)
@@ -136,6 +139,7 @@ internal sealed class ConnectionScope : IAsyncDisposable
                 IdleTimeout = TimeSpan.FromMinutes(1),
                 OperationTimeout = _options.RetryOptions.TryTimeout,
                 MaxFrameSize = 256 * 1024,
+                TimeProvider = Time,
             }, cancellationToken).ConfigureAwait(false);
             return _connection;
         }
@@ -149,7 +153,7 @@ internal sealed class ConnectionScope : IAsyncDisposable
     private async Task AuthorizeAsync(string entityPath, CancellationToken cancellationToken)
     {
         var audience = new Uri(Endpoint, entityPath).AbsoluteUri;
-        if (_audiences.TryGetValue(audience, out var expiresOn) && expiresOn > DateTimeOffset.UtcNow.AddMinutes(5))
+        if (_audiences.TryGetValue(audience, out var expiresOn) && expiresOn > Time.GetUtcNow().AddMinutes(5))
         {
             return;
         }
@@ -180,7 +184,7 @@ internal sealed class ConnectionScope : IAsyncDisposable
             }
         }
 
-        var (token, type, expiresOn) = await _credential.GetTokenAsync(audience, cancellationToken).ConfigureAwait(false);
+        var (token, type, expiresOn) = await _credential.GetTokenAsync(audience, Time, cancellationToken).ConfigureAwait(false);
         var request = new AmqpMessage
         {
             ApplicationProperties = new Dictionary<string, object?>
@@ -211,12 +215,12 @@ internal sealed class ConnectionScope : IAsyncDisposable
     // Tokens are put again well before they expire so long-lived links keep their authorisation.
     private async Task RefreshTokensAsync()
     {
-        using var timer = new PeriodicTimer(TimeSpan.FromMinutes(1));
+        using var timer = new PeriodicTimer(TimeSpan.FromMinutes(1), Time);
         while (await timer.WaitForNextTickAsync(_disposed.Token).ConfigureAwait(false))
         {
             foreach (var (audience, expiresOn) in _audiences.ToArray())
             {
-                if (expiresOn - DateTimeOffset.UtcNow > TimeSpan.FromMinutes(10) || _connection is not { IsClosed: false })
+                if (expiresOn - Time.GetUtcNow() > TimeSpan.FromMinutes(10) || _connection is not { IsClosed: false })
                 {
                     continue;
                 }

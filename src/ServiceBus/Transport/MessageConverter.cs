@@ -8,7 +8,7 @@ namespace DroneDelivery.ServiceBus.Transport;
 /// <summary>Converts between the Service Bus message types and AMQP messages, as the SDK's converter does.</summary>
 internal static class MessageConverter
 {
-    public static AmqpMessage ToAmqp(ServiceBusMessage message)
+    public static AmqpMessage ToAmqp(ServiceBusMessage message, TimeProvider time)
     {
         var amqp = new AmqpMessage
         {
@@ -28,7 +28,7 @@ internal static class MessageConverter
         if (message.TimeToLive != TimeSpan.MaxValue && message.TimeToLive > TimeSpan.Zero)
         {
             amqp.EnsureHeader().Ttl = (uint)Math.Min(uint.MaxValue, message.TimeToLive.TotalMilliseconds);
-            var now = DateTime.UtcNow;
+            var now = time.GetUtcNow().UtcDateTime;
             amqp.Properties.CreationTime = now;
             amqp.Properties.AbsoluteExpiryTime = message.TimeToLive >= DateTime.MaxValue - now ? DateTime.MaxValue : now + message.TimeToLive;
         }

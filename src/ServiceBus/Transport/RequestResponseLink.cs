@@ -66,7 +66,7 @@ internal sealed class RequestResponseLink
         {
             var tag = BitConverter.GetBytes(Interlocked.Increment(ref _tag));
             await _sender.SendAsync(request.ToArray(), tag, cancellationToken: cancellationToken).ConfigureAwait(false);
-            return await response.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
+            return await response.Task.WaitAsync(timeout, Session.Connection.Options.TimeProvider, cancellationToken).ConfigureAwait(false);
         }
         finally
         {

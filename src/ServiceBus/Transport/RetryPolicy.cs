@@ -1,21 +1,26 @@
 namespace DroneDelivery.ServiceBus.Transport;
 
-/// <summary>Runs an operation with the client's retry options: transient failures are retried with backoff.</summary>
-internal sealed class RetryPolicy(ServiceBusRetryOptions options)
+/// <summary>
+/// Runs an operation with the client's retry options: transient failures are retried with backoff. The try
+/// timeout and the backoff run on the client's clock.
+/// </summary>
+internal sealed class RetryPolicy(ServiceBusRetryOptions options, TimeProvider time)
 {
     public ServiceBusRetryOptions Options { get; } = options;
+
+    public TimeProvider Time { get; } = time;
 
     public async Task<T> RunAsync<T>(Func<TimeSpan, CancellationToken, Task<T>> operation, string? entityPath, CancellationToken cancellationToken)
     {
         for (var attempt = 0; ; attempt++)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            using var tryTimeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            tryTimeout.CancelAfter(Options.TryTimeout);
+            using var tryTimeout = new CancellationTokenSource(Options.TryTimeout, Time);
+            using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, tryTimeout.Token);
             Exception failure;
             try
             {
-                return await operation(Options.TryTimeout, tryTimeout.Token).ConfigureAwait(false);
+                return await operation(Options.TryTimeout, linked.Token).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
@@ -35,7 +40,7 @@ internal sealed class RetryPolicy(ServiceBusRetryOptions options)
                 throw failure;
             }
 
-            await Task.Delay(Backoff(attempt), cancellationToken).ConfigureAwait(false);
+            await Task.Delay(Backoff(attempt), Time, cancellationToken).ConfigureAwait(false);
         }
     }
 
