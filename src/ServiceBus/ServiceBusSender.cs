@@ -110,7 +110,7 @@ public class ServiceBusSender : IAsyncDisposable
         {
             message.ScheduledEnqueueTime = scheduledEnqueueTime.ToUniversalTime();
             MessageConverter.AddTraceContext(message, activity ?? Activity.Current);
-            var amqp = MessageConverter.ToAmqp(message);
+            var amqp = MessageConverter.ToAmqp(message, _client.Scope.Time);
             var messageId = amqp.Properties!.MessageId?.ToString() ?? Guid.NewGuid().ToString("N");
             amqp.Properties.MessageId = messageId;
             var entry = new Dictionary<object, object?>
