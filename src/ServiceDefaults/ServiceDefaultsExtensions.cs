@@ -59,12 +59,10 @@ public static class ServiceDefaultsExtensions
     /// <summary>Error handling, <c>/health/live</c>, <c>/health/ready</c> and <c>/metrics</c>.</summary>
     public static WebApplication MapDefaultEndpoints(this WebApplication app)
     {
-        app.UseRequestActivityEnricher();
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.MapHealthEndpoints();
-        app.MapGet("/metrics", (PrometheusExporter exporter) => Results.Text(exporter.Scrape(), PrometheusExporter.ContentType))
-            .ExcludeFromDescription();
+        app.MapPrometheusScrapingEndpoint("/metrics").ExcludeFromDescription();
         return app;
     }
 }

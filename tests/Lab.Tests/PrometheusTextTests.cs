@@ -30,4 +30,35 @@ public class PrometheusTextTests
         Assert.Equal("dotnet_timer_count", samples[4].Name);
         Assert.Empty(samples[4].Labels);
     }
+
+    [Fact]
+    public void Reads_the_names_the_lab_needs_from_the_services_exposition()
+    {
+        // The shape OpenTelemetry.Exporter.Prometheus.AspNetCore writes: TYPE before HELP, an empty
+        // label set on unlabelled samples, and one target_info series.
+        const string text = """
+            # TYPE target_info gauge
+            # HELP target_info Target metadata
+            target_info{deployment_environment_name="Production",service_name="dronescheduler",service_namespace="dronedelivery",service_instance_id="dronescheduler-0"} 1
+            # TYPE dotnet_thread_pool_queue_length_total counter
+            # HELP dotnet_thread_pool_queue_length_total The number of work items that are currently queued to be processed by the thread pool.
+            dotnet_thread_pool_queue_length_total{} 12
+            # TYPE dronedelivery_cosmos_operation_calls histogram
+            dronedelivery_cosmos_operation_calls_bucket{operation="GetDroneUtilization",le="+Inf"} 3
+            dronedelivery_cosmos_operation_calls_sum{operation="GetDroneUtilization"} 30
+            dronedelivery_cosmos_operation_calls_count{operation="GetDroneUtilization"} 3
+            # TYPE resilience_polly_strategy_events_total counter
+            resilience_polly_strategy_events_total{event_name="OnRetry",event_severity="Warning",pipeline_name="delivery",strategy_name="Standard-Retry"} 4
+            """;
+
+        var samples = PrometheusText.Parse(text);
+
+        var queue = Assert.Single(samples, s => s.Name == SystemSampler.ThreadPoolQueueMetric);
+        Assert.Equal(12, queue.Value);
+        Assert.Empty(queue.Labels);
+        Assert.Equal("dronedelivery", Assert.Single(samples, s => s.Name == "target_info").Label("service_namespace"));
+        Assert.Equal(30, Assert.Single(samples, s => s.Name == "dronedelivery_cosmos_operation_calls_sum").Value);
+        Assert.Equal("GetDroneUtilization", Assert.Single(samples, s => s.Name == "dronedelivery_cosmos_operation_calls_count").Label("operation"));
+        Assert.Equal("delivery", Assert.Single(samples, s => s.Name == "resilience_polly_strategy_events_total").Label("pipeline_name"));
+    }
 }

@@ -1,9 +1,11 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Http;
-using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Http.Resilience;
 using Microsoft.Extensions.Options;
 using DroneDelivery.ServiceDefaults.Settings;
+using Polly;
+using Polly.Registry;
 
 namespace DroneDelivery.ServiceDefaults.Http;
 
@@ -11,15 +13,27 @@ internal static class HttpClientDefaults
 {
     /// <summary>
     /// Every client from IHttpClientFactory gets a pooled <see cref="SocketsHttpHandler"/> whose
-    /// connections are recycled (so DNS changes are honoured) and the resilience pipeline configured
-    /// for its name (<c>Resilience</c> section, refined per client with
-    /// <c>services.Configure&lt;ResilienceSettings&gt;("name", ...)</c>).
+    /// connections are recycled (so DNS changes are honoured) and the standard resilience pipeline of
+    /// Microsoft.Extensions.Http.Resilience configured for its name (<c>Resilience</c> section, refined
+    /// per client with <c>services.Configure&lt;ResilienceSettings&gt;("name", ...)</c>).
     /// </summary>
+    /// <remarks>
+    /// The package's <c>AddStandardResilienceHandler()</c> called inside ConfigureHttpClientDefaults
+    /// registers ONE pipeline, under ONE options name, for every client (the defaults builder has no
+    /// client name): all clients would share one circuit breaker, so one failing backend would cut off
+    /// the others, and a per-client override could not reach its pipeline. So each client name gets
+    /// its own pipeline instead, from Polly's registry (which takes the TimeProvider and telemetry from
+    /// DI), built from the package's standard strategy options and run by the package's
+    /// <see cref="ResilienceHandler"/>.
+    /// </remarks>
     public static void AddHttpClientDefaults(this IHostApplicationBuilder builder)
     {
         builder.AddSettings<HttpClientSettings>("HttpClient");
         builder.AddSettings<ResilienceSettings>("Resilience");
         builder.Services.AddHttpClient();
+        builder.Services.AddResiliencePipelineRegistry<HttpClientPipelineKey>(
+            // Polly's telemetry names the pipeline after the client (pipeline_name="delivery").
+            options => options.BuilderNameFormatter = key => key.ClientName);
         builder.Services.ConfigureHttpClientDefaults(http =>
         {
             http.ConfigurePrimaryHttpMessageHandler(services =>
@@ -40,9 +54,63 @@ internal static class HttpClientDefaults
         builder.Services.AddSingleton<IHttpMessageHandlerBuilderFilter, ResilienceHandlerFilter>();
     }
 
+    /// <summary>
+    /// The package's standard pipeline options for one client's settings. Its rate limiter (a
+    /// concurrency limiter of 1000 permits with no queue) is left out of the pipeline: under the
+    /// lab's load a service fans out more concurrent calls than that to one backend and would
+    /// refuse them itself; concurrency is bounded by <see cref="HttpClientSettings.MaxConnectionsPerServer"/>
+    /// and by each service's own limits instead.
+    /// </summary>
+    internal static HttpStandardResilienceOptions StandardOptions(ResilienceSettings settings)
+    {
+        var options = new HttpStandardResilienceOptions();
+        options.TotalRequestTimeout.Timeout = settings.TotalRequestTimeout;
+        options.AttemptTimeout.Timeout = settings.AttemptTimeout;
+
+        options.Retry.MaxRetryAttempts = Math.Max(1, settings.MaxRetryAttempts);
+        options.Retry.Delay = settings.RetryBaseDelay;
+        options.Retry.MaxDelay = settings.TotalRequestTimeout;
+        if (!settings.RetryNonIdempotentMethods)
+        {
+            // Not DisableForUnsafeHttpMethods(): that also stops retrying PUT and DELETE, which are
+            // idempotent here (the workflow's PUT of a drone assignment relies on being retried).
+#pragma warning disable EXTEXP0001 // experimental in the package, stable in behaviour
+            options.Retry.DisableFor(HttpMethod.Post, HttpMethod.Patch, HttpMethod.Connect);
+#pragma warning restore EXTEXP0001
+        }
+
+        options.CircuitBreaker.FailureRatio = settings.CircuitBreakerFailureRatio;
+        options.CircuitBreaker.MinimumThroughput = settings.CircuitBreakerMinimumThroughput;
+        options.CircuitBreaker.SamplingDuration = settings.CircuitBreakerSamplingDuration;
+        options.CircuitBreaker.BreakDuration = settings.CircuitBreakerBreakDuration;
+        return options;
+    }
+
+    /// <summary>
+    /// Total timeout → retry (exponential, jittered, Retry-After first; none when
+    /// <see cref="ResilienceSettings.MaxRetryAttempts"/> is 0) → circuit breaker → attempt timeout:
+    /// the package's standard order.
+    /// </summary>
+    internal static void AddStandardStrategies(ResiliencePipelineBuilder<HttpResponseMessage> pipeline, ResilienceSettings settings)
+    {
+        var options = StandardOptions(settings);
+        pipeline.AddTimeout(options.TotalRequestTimeout);
+        if (settings.MaxRetryAttempts > 0)
+        {
+            pipeline.AddRetry(options.Retry);
+        }
+
+        pipeline
+            .AddCircuitBreaker(options.CircuitBreaker)
+            .AddTimeout(options.AttemptTimeout);
+    }
+
+    /// <summary>A client's pipeline in Polly's registry.</summary>
+    internal readonly record struct HttpClientPipelineKey(string ClientName);
+
     private sealed class ResilienceHandlerFilter(
         IOptionsMonitor<ResilienceSettings> settings,
-        ILoggerFactory loggerFactory) : IHttpMessageHandlerBuilderFilter
+        ResiliencePipelineRegistry<HttpClientPipelineKey> registry) : IHttpMessageHandlerBuilderFilter
     {
         public Action<HttpMessageHandlerBuilder> Configure(Action<HttpMessageHandlerBuilder> next) => builder =>
         {
@@ -51,10 +119,10 @@ internal static class HttpClientDefaults
             var clientSettings = settings.Get(name);
             if (clientSettings.Enabled)
             {
-                builder.AdditionalHandlers.Add(new ResilienceHandler(
-                    name.Length == 0 ? "default" : name,
-                    clientSettings,
-                    loggerFactory.CreateLogger("DroneDelivery.Http.Resilience")));
+                var pipeline = registry.GetOrAddPipeline<HttpResponseMessage>(
+                    new HttpClientPipelineKey(name.Length == 0 ? "default" : name),
+                    pipeline => AddStandardStrategies(pipeline, clientSettings));
+                builder.AdditionalHandlers.Add(new ResilienceHandler(pipeline));
             }
         };
     }

@@ -26,9 +26,11 @@ public sealed class HttpClientSettings
 }
 
 /// <summary>
-/// The standard resilience pipeline of every outgoing HttpClient (section <c>Resilience</c>): a total
-/// timeout around retries with exponential back-off and jitter, a circuit breaker, and a timeout per
-/// attempt. A service can override it for one named client (e.g. a per-backend timeout).
+/// The standard resilience pipeline of every outgoing HttpClient (section <c>Resilience</c>;
+/// Microsoft.Extensions.Http.Resilience): a total timeout around retries with exponential back-off
+/// and jitter (a Retry-After header wins), a circuit breaker, and a timeout per attempt. A service
+/// can override it for one named client (e.g. a per-backend timeout); each client name has its own
+/// pipeline and circuit.
 /// </summary>
 public sealed class ResilienceSettings : IValidatableObject
 {
@@ -53,7 +55,8 @@ public sealed class ResilienceSettings : IValidatableObject
 
     /// <summary>
     /// Whether POST and PATCH (not idempotent) are retried too. Default false: only GET, HEAD,
-    /// OPTIONS, PUT and DELETE are retried.
+    /// OPTIONS, PUT and DELETE are retried. A retry sends the same request again without buffering
+    /// its body, so a client that turns this on must send buffered content (string, bytes, JSON).
     /// </summary>
     public bool RetryNonIdempotentMethods { get; set; }
 

@@ -1,9 +1,9 @@
-using System.Diagnostics;
+using Azure.Monitor.OpenTelemetry.Exporter;
 using DroneDelivery.ServiceDefaults.Settings;
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using OpenTelemetry;
 using OpenTelemetry.Logs;
@@ -13,22 +13,17 @@ using OpenTelemetry.Trace;
 
 namespace DroneDelivery.ServiceDefaults.Telemetry;
 
-/// <summary>The telemetry sources every service listens to.</summary>
+/// <summary>The telemetry sources every service listens to beyond what the instrumentation packages add.</summary>
 public static class TelemetrySources
 {
     /// <summary>Our own ActivitySources and Meters are named <c>DroneDelivery.&lt;Component&gt;</c>.</summary>
     public const string OwnPrefix = "DroneDelivery.*";
 
     /// <summary>
-    /// Meters the framework publishes without any instrumentation package: HTTP server and client
-    /// request durations, Kestrel connections, and the runtime (CPU time, GC, thread-pool queue
-    /// length — the .NET analogue of an event loop's lag).
+    /// The Meter of Polly's telemetry: the HTTP resilience pipelines' retries, timeouts and circuit
+    /// transitions (<c>resilience.polly.strategy.events</c>) and attempt and pipeline durations.
     /// </summary>
-    public static readonly IReadOnlyList<string> FrameworkMeters =
-        ["Microsoft.AspNetCore.Hosting", "Microsoft.AspNetCore.Server.Kestrel", "System.Net.Http", "System.Runtime"];
-
-    /// <summary>ActivitySources the framework publishes: incoming requests and outgoing HTTP calls.</summary>
-    public static readonly IReadOnlyList<string> FrameworkActivitySources = ["Microsoft.AspNetCore", "System.Net.Http"];
+    public const string Polly = "Polly";
 }
 
 /// <summary>Telemetry settings (section <c>Telemetry</c>). Exporters are switched on by the standard environment variables.</summary>
@@ -38,7 +33,10 @@ public sealed class TelemetrySettings
     [System.ComponentModel.DataAnnotations.Range(0.0, 1.0)]
     public double TraceSamplingRatio { get; set; } = 1.0;
 
-    /// <summary>Interval at which metrics are pushed to OTLP or Application Insights. Default 15 s. (Prometheus pulls.)</summary>
+    /// <summary>
+    /// Interval at which metrics are pushed to OTLP. Default 15 s. (Prometheus pulls; the Azure Monitor
+    /// exporter pushes every 60 s, an interval it does not let us set.)
+    /// </summary>
     [System.ComponentModel.DataAnnotations.Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
     public TimeSpan MetricExportInterval { get; set; } = TimeSpan.FromSeconds(15);
 }
@@ -55,62 +53,63 @@ internal static class TelemetryExtensions
         var instance = Environment.GetEnvironmentVariable("POD_NAME") ?? $"{Environment.MachineName}-{Environment.ProcessId}";
         var useOtlp = !string.IsNullOrWhiteSpace(builder.Configuration[OtlpEndpointVariable]);
         var appInsightsConnection = builder.Configuration[ApplicationInsightsVariable];
-        ApplicationInsightsSink? appInsights = string.IsNullOrWhiteSpace(appInsightsConnection)
-            ? null
-            : new ApplicationInsightsSink(appInsightsConnection, serviceName, instance);
 
-        var prometheus = new PrometheusExporter();
-        builder.Services.AddSingleton(prometheus);
-        if (appInsights is not null)
-        {
-            builder.Services.AddSingleton(appInsights);
-        }
-
-        var otel = new ServiceCollectionOpenTelemetryBuilder(builder.Services);
-        otel.ConfigureResource(resource => resource
-            .AddService(serviceName, serviceNamespace: "dronedelivery", serviceInstanceId: instance)
-            .AddAttributes([new("deployment.environment.name", builder.Environment.EnvironmentName)]));
-
-        otel.WithTracing(tracing =>
-        {
-            tracing
+        // The hosting package starts the providers with the host (so no early request goes
+        // unrecorded) and flushes them when the host stops.
+        var otel = builder.Services.AddOpenTelemetry()
+            .ConfigureResource(resource => resource
+                .AddService(serviceName, serviceNamespace: "dronedelivery", serviceInstanceId: instance)
+                .AddAttributes([new("deployment.environment.name", builder.Environment.EnvironmentName)]))
+            .WithTracing(tracing => tracing
                 .SetSampler(services => new ParentBasedSampler(new TraceIdRatioBasedSampler(
                     services.GetRequiredService<IOptions<TelemetrySettings>>().Value.TraceSamplingRatio)))
-                .AddSource([.. TelemetrySources.FrameworkActivitySources, TelemetrySources.OwnPrefix]);
-            if (appInsights is not null)
-            {
-                tracing.AddProcessor(new BatchActivityExportProcessor(new ApplicationInsightsTraceExporter(appInsights)));
-            }
-        });
-
-        otel.WithMetrics(metrics =>
-        {
-            metrics
-                .AddMeter([.. TelemetrySources.FrameworkMeters, TelemetrySources.OwnPrefix])
-                .AddReader(prometheus.Reader);
-            if (appInsights is not null)
-            {
-                metrics.AddReader(services => new PeriodicExportingMetricReader(
-                    new ApplicationInsightsMetricExporter(appInsights),
-                    (int)services.GetRequiredService<IOptions<TelemetrySettings>>().Value.MetricExportInterval.TotalMilliseconds)
+                .AddAspNetCoreInstrumentation(options => options.Filter = context => !IsProbeOrScrape(context.Request.Path))
+                .AddHttpClientInstrumentation()
+                .AddSource(TelemetrySources.OwnPrefix))
+            .WithMetrics(metrics => metrics
+                .AddAspNetCoreInstrumentation()
+                .AddHttpClientInstrumentation()
+                .AddRuntimeInstrumentation()
+                .AddMeter(TelemetrySources.OwnPrefix, TelemetrySources.Polly)
+                .AddPrometheusExporter(options =>
                 {
-                    TemporalityPreference = MetricReaderTemporalityPreference.Delta,
-                });
-            }
-        });
+                    // Every scrape collects anew: the lab reads /metrics right before and after a
+                    // step, and a cached answer (300 ms by default) would be stale.
+                    options.ScrapeResponseCacheDurationMilliseconds = 0;
 
-        otel.WithLogging(logging =>
+                    // Names keep their unit and _total suffixes (dotnet_process_cpu_time_seconds_total),
+                    // which the dashboards, the lab and the docs read.
+                    options.DisableTotalNameSuffixForCounters = false;
+
+                    // The meter is already part of every name we read (dronedelivery_*, http_*, dotnet_*);
+                    // otel_scope_* labels on every sample would only add bytes to each scrape and series
+                    // that change with a package version. target_info (resource attributes) stays.
+                    options.ScopeInfoEnabled = false;
+                }))
+            .WithLogging();
+
+        if (!string.IsNullOrWhiteSpace(appInsightsConnection))
         {
-            if (appInsights is not null)
-            {
-                logging.AddProcessor(new BatchLogRecordExportProcessor(new ApplicationInsightsLogExporter(appInsights)));
-            }
-        });
+            otel.UseAzureMonitorExporter(options => options.ConnectionString = appInsightsConnection);
+            builder.Services.AddOptions<AzureMonitorExporterOptions>()
+                .Configure<IOptions<TelemetrySettings>>((options, telemetry) =>
+                {
+                    // The exporter brings its own sampler, which replaces ours; it samples at our
+                    // ratio (rather than its default rate limit) and records the rate it used so
+                    // Application Insights' itemCount stays right.
+                    options.SamplingRatio = (float)telemetry.Value.TraceSamplingRatio;
+                    options.TracesPerSecond = null;
+                });
+        }
 
         if (useOtlp)
         {
             // Reads OTEL_EXPORTER_OTLP_ENDPOINT / _PROTOCOL / _HEADERS for all three signals.
             otel.UseOtlpExporter();
+            builder.Services.AddOptions<MetricReaderOptions>()
+                .Configure<IOptions<TelemetrySettings>>((reader, telemetry) =>
+                    reader.PeriodicExportingMetricReaderOptions.ExportIntervalMilliseconds =
+                        (int)telemetry.Value.MetricExportInterval.TotalMilliseconds);
         }
 
         builder.Services.Configure<OpenTelemetryLoggerOptions>(options =>
@@ -118,33 +117,9 @@ internal static class TelemetryExtensions
             options.IncludeFormattedMessage = true;
             options.IncludeScopes = true;
         });
-
-        // The providers subscribe to sources when first resolved: do that at start, before traffic.
-        builder.Services.AddHostedService<TelemetryStartup>();
     }
 
-    /// <summary>Resolves the providers at start so no early request goes unrecorded, and flushes them at stop.</summary>
-    private sealed class TelemetryStartup(IServiceProvider services) : IHostedService
-    {
-        public Task StartAsync(CancellationToken cancellationToken)
-        {
-            _ = services.GetRequiredService<TracerProvider>();
-            _ = services.GetRequiredService<MeterProvider>();
-            return Task.CompletedTask;
-        }
-
-        public Task StopAsync(CancellationToken cancellationToken)
-        {
-            services.GetRequiredService<TracerProvider>().ForceFlush(2000);
-            services.GetRequiredService<MeterProvider>().ForceFlush(2000);
-            services.GetService<ApplicationInsightsSink>()?.Flush();
-            return Task.CompletedTask;
-        }
-    }
-
-    /// <summary>The host-integrated OpenTelemetry builder over the application's service collection.</summary>
-    private sealed class ServiceCollectionOpenTelemetryBuilder(IServiceCollection services) : IOpenTelemetryBuilder
-    {
-        public IServiceCollection Services { get; } = services;
-    }
+    /// <summary>Kubernetes probes and Prometheus scrapes: answered, measured, but not traced.</summary>
+    internal static bool IsProbeOrScrape(PathString path) =>
+        path.StartsWithSegments("/health") || path.StartsWithSegments("/metrics");
 }

@@ -4,7 +4,6 @@ using System.Runtime.CompilerServices;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.ServiceDefaults;
-using DroneDelivery.ServiceDefaults.Telemetry;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -112,9 +111,41 @@ public static class EmittedMetrics
         var definition = instrument.GetType().IsGenericType ? instrument.GetType().GetGenericTypeDefinition() : instrument.GetType();
         var isCounter = definition == typeof(Counter<>) || definition == typeof(ObservableCounter<>);
         var isHistogram = definition == typeof(Histogram<>);
-        var name = PrometheusExporter.MetricName(instrument.Name, instrument.Unit, isCounter && !isHistogram);
+        var name = PrometheusName(instrument.Name, instrument.Unit, isCounter && !isHistogram);
         return isHistogram ? Histogram(name) : [name];
     }
+
+    /// <summary>
+    /// The name the services' Prometheus exporter (OpenTelemetry.Exporter.Prometheus.AspNetCore, its
+    /// default translation) gives an instrument: dots become underscores, the unit is appended
+    /// (<c>s</c> → <c>_seconds</c>, <c>By</c> → <c>_bytes</c>; annotations such as <c>{call}</c> and
+    /// <c>1</c> add nothing), monotonic counters get <c>_total</c>.
+    /// </summary>
+    internal static string PrometheusName(string name, string? unit, bool isCounter)
+    {
+        var sanitized = Sanitize(name);
+        var suffix = unit switch
+        {
+            null or "" or "1" => string.Empty,
+            _ when unit.StartsWith('{') => string.Empty,
+            "s" => "seconds",
+            "ms" => "milliseconds",
+            "us" => "microseconds",
+            "ns" => "nanoseconds",
+            "By" => "bytes",
+            "%" => "percent",
+            _ => Sanitize(unit).Trim('_'),
+        };
+        if (suffix.Length > 0 && !sanitized.EndsWith("_" + suffix, StringComparison.Ordinal))
+        {
+            sanitized += "_" + suffix;
+        }
+
+        return isCounter && !sanitized.EndsWith("_total", StringComparison.Ordinal) ? sanitized + "_total" : sanitized;
+    }
+
+    private static string Sanitize(string name) =>
+        new(name.Select(c => char.IsAsciiLetterOrDigit(c) || c is '_' or ':' ? c : '_').ToArray());
 
     private static bool HoldsInstruments(Type type) =>
         !type.ContainsGenericParameters
