@@ -1,9 +1,6 @@
 using DroneDelivery.Lab.Measurement;
 using DroneDelivery.Lab.Scenarios;
 using DroneDelivery.Lab.Steps;
-using DroneDelivery.LoadDriver;
-using DroneDelivery.LoadDriver.Results;
-using HdrHistogram;
 
 namespace DroneDelivery.Lab.Tests;
 
@@ -13,13 +10,7 @@ public sealed class DisturbedStepTests : IDisposable
     private readonly string _chart = Directory.CreateTempSubdirectory("chart-").FullName;
     private readonly Step _step;
 
-    public DisturbedStepTests()
-    {
-        File.WriteAllText(Path.Combine(_chart, "values.yaml"), "gateway:\n  replicas: 1\n");
-        Directory.CreateDirectory(Path.Combine(_chart, "steps"));
-        File.WriteAllText(Path.Combine(_chart, "steps", "A1.yaml"), "# A1 — baseline\n\ngateway:\n  replicas: 1\n");
-        _step = StepCatalog.Load(_chart)["A1"];
-    }
+    public DisturbedStepTests() => _step = FakeStepResults.Catalog(_chart, "A1")["A1"];
 
     public void Dispose() => Directory.Delete(_chart, recursive: true);
 
@@ -67,28 +58,5 @@ public sealed class DisturbedStepTests : IDisposable
         Assert.Contains("in an earlier attempt too", LabRunner.DisturbanceNote(result), StringComparison.Ordinal);
     }
 
-    private StepResult Result(double stall) => new()
-    {
-        Step = _step,
-        Load = new LoadTestResult
-        {
-            Scenario = "invoices",
-            Target = new Uri("http://127.0.0.1:1/"),
-            Shape = new ClosedLoad(1, 1, TimeSpan.FromSeconds(1)),
-            Bounds = new LoadBounds(),
-            StartedAt = DateTimeOffset.UnixEpoch,
-            LoadDuration = TimeSpan.FromSeconds(1),
-            TotalDuration = TimeSpan.FromSeconds(1),
-            StopReason = StopReason.Completed,
-            Totals = new LoadTotals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-            StatusCounts = new Dictionary<string, long>(),
-            RequestLatency = new LongHistogram(3_600_000_000, 3),
-            TimeSeries = [],
-            ErrorSamples = [],
-        },
-        Cpu = [],
-        CpuSeries = [],
-        ThreadPoolQueueMax = new Dictionary<string, double>(),
-        LongestStallSeconds = stall,
-    };
+    private StepResult Result(double stall) => FakeStepResults.For(_step) with { LongestStallSeconds = stall };
 }

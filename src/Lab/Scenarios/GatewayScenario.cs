@@ -117,7 +117,7 @@ internal sealed class GatewayScenario : LabScenario
         };
     }
 
-    public override IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results)
+    public override IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results, LabMode mode)
     {
         var verdicts = new List<Verdict>();
         if (results.TryGetValue("A1", out var a1))

@@ -73,7 +73,7 @@ internal static class LabRunner
         }
 
         var byStep = results.ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
-        return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep));
+        return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep, options.Mode));
     }
 
     /// <summary>

@@ -94,8 +94,8 @@ internal abstract class LabScenario
         StepResult common,
         CancellationToken cancellationToken);
 
-    /// <summary>Did each step show the effect the article describes?</summary>
-    public abstract IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results);
+    /// <summary>Did each step show the effect the article describes? Some effects need the full step's length to show.</summary>
+    public abstract IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results, LabMode mode);
 
     /// <summary>The article's figures for a step, by metric, to print beside ours.</summary>
     public abstract IReadOnlyList<ArticleRow> ArticleTable { get; }
