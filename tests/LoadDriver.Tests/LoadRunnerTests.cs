@@ -2,7 +2,9 @@ using System.Diagnostics;
 using DroneDelivery.LoadDriver.Results;
 using DroneDelivery.LoadDriver.Running;
 using DroneDelivery.LoadDriver.Scenarios;
+using DroneDelivery.TestSupport;
 using HdrHistogram;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.LoadDriver.Tests;
 
@@ -133,6 +135,37 @@ public class LoadRunnerTests
         Assert.True(result.LoadDuration < TimeSpan.FromMinutes(1));
         Assert.True(stopwatch.Elapsed < TimeSpan.FromMinutes(2));
         Assert.Equal(result.Totals.Sent, server.Requests.Count);
+    }
+
+    [Fact]
+    public async Task The_bounds_and_measurements_follow_the_driver_s_clock()
+    {
+        // An hour-long bound on a fake clock: the run lasts exactly as long as the clock is moved.
+        await using var server = await RecordingServer.StartAsync();
+        var time = new FakeTimeProvider(new DateTimeOffset(2025, 6, 1, 8, 0, 0, TimeSpan.Zero));
+        var run = LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(1, TimeSpan.FromHours(10))) with
+        {
+            Bounds = new LoadBounds { MaxDuration = TimeSpan.FromHours(1) },
+        }, time);
+        Assert.True(await Eventually.TrueAsync(() => server.Requests.Count >= 3, TimeSpan.FromMinutes(1)), "The user never sent.");
+
+        time.Advance(TimeSpan.FromHours(1));
+        var result = await run.WaitAsync(TimeSpan.FromMinutes(1));
+
+        Assert.Equal(StopReason.MaxDuration, result.StopReason);
+        Assert.Equal(new DateTimeOffset(2025, 6, 1, 8, 0, 0, TimeSpan.Zero), result.StartedAt);
+        Assert.Equal(TimeSpan.FromHours(1), result.LoadDuration);
+        Assert.Equal(TimeSpan.FromHours(1), result.TotalDuration);
+        // A request in flight when the hour passed had also passed its request time-out (and may have
+        // been given up on before the server saw it).
+        Assert.InRange(result.Totals.Timeouts, 0, 1);
+        Assert.Equal(result.Totals.Sent, result.Totals.Successes + result.Totals.Timeouts);
+        Assert.InRange(server.Requests.Count, result.Totals.Sent - result.Totals.Timeouts, result.Totals.Sent);
+        Assert.Equal(result.Totals.Successes / 3600.0, result.Totals.SuccessesPerSecond, 9);
+        // Requests answered while the clock stood still took no time on it; at most the one in flight
+        // when the hour passed took the hour.
+        Assert.Equal(0, result.RequestLatency.GetValueAtPercentile(50));
+        Assert.True(result.RequestLatency.CountAbove(0) <= 1);
     }
 
     [Fact]
