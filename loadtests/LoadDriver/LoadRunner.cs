@@ -17,11 +17,16 @@ public static class LoadRunner
     /// <see cref="StopReason.Cancelled"/>, covers what happened until then.
     /// </param>
     /// <exception cref="ArgumentException">The plan is invalid; the message names the setting.</exception>
-    public static async Task<LoadTestResult> RunAsync(LoadTestPlan plan, IProgress<LoadProgress>? progress = null, CancellationToken cancellationToken = default)
+    public static Task<LoadTestResult> RunAsync(LoadTestPlan plan, IProgress<LoadProgress>? progress = null, CancellationToken cancellationToken = default) =>
+        RunAsync(plan, TimeProvider.System, progress, cancellationToken);
+
+    /// <summary>As <see cref="RunAsync(LoadTestPlan, IProgress{LoadProgress}?, CancellationToken)"/>, on <paramref name="time"/>: the schedule, the bounds, every wait and time-out and every measurement follow it.</summary>
+    public static async Task<LoadTestResult> RunAsync(LoadTestPlan plan, TimeProvider time, IProgress<LoadProgress>? progress = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(plan);
+        ArgumentNullException.ThrowIfNull(time);
         plan.Validate();
-        var run = new LoadRun(plan, progress, cancellationToken);
+        var run = new LoadRun(plan, new Clock(time), progress, cancellationToken);
         await using (run.ConfigureAwait(false))
         {
             return await run.ExecuteAsync().ConfigureAwait(false);

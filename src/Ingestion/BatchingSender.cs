@@ -24,12 +24,14 @@ public sealed partial class BatchingSender : BackgroundService
     private readonly ServiceBusSender _sender;
     private readonly BatchingSettings _settings;
     private readonly ILogger<BatchingSender> _logger;
+    private readonly TimeProvider _time;
     private readonly IDisposable _gauge;
 
-    public BatchingSender(ServiceBusClient client, IOptions<ServiceBusSettings> serviceBus, IOptions<BatchingSettings> batching, ILogger<BatchingSender> logger)
+    public BatchingSender(ServiceBusClient client, IOptions<ServiceBusSettings> serviceBus, IOptions<BatchingSettings> batching, TimeProvider time, ILogger<BatchingSender> logger)
     {
         _settings = batching.Value;
         _logger = logger;
+        _time = time;
         _sender = client.CreateSender(serviceBus.Value.QueueName);
         _buffer = Channel.CreateBounded<Pending>(new BoundedChannelOptions(_settings.QueueCapacity)
         {
@@ -47,7 +49,7 @@ public sealed partial class BatchingSender : BackgroundService
     /// <exception cref="ServiceBusException">The send failed.</exception>
     public Task SendAsync(ServiceBusMessage message, CancellationToken cancellationToken)
     {
-        var pending = new Pending(message, Activity.Current?.Context ?? default);
+        var pending = new Pending(message, Activity.Current?.Context ?? default, _time.GetTimestamp());
         if (!_buffer.Writer.TryWrite(pending))
         {
             throw new BufferFullException(_settings.QueueCapacity);
@@ -80,7 +82,7 @@ public sealed partial class BatchingSender : BackgroundService
         }
 
         _buffer.Writer.TryComplete();
-        using var drain = new CancellationTokenSource(DrainTimeout);
+        using var drain = new CancellationTokenSource(DrainTimeout, _time);
         while (!drain.IsCancellationRequested && (batch.Count > 0 || _buffer.Reader.TryPeek(out _)))
         {
             while (batch.Count < _settings.MaxBatchSize && _buffer.Reader.TryRead(out var next))
@@ -101,30 +103,40 @@ public sealed partial class BatchingSender : BackgroundService
         await _sender.DisposeAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Takes messages until the batch is full or its first message has waited MaxBatchDelay; says which.</summary>
+    /// <summary>
+    /// Takes messages until the batch is full or its first message has waited MaxBatchDelay since it was
+    /// handed over; says which. Messages already buffered when the delay ends still join the batch.
+    /// </summary>
     private async Task<string> CollectAsync(List<Pending> batch, CancellationToken stoppingToken)
     {
-        var deadline = Stopwatch.GetTimestamp() + (long)(_settings.MaxBatchDelay.TotalSeconds * Stopwatch.Frequency);
-        while (true)
+        TakeBuffered(batch);
+        if (batch.Count == 0)
         {
-            while (batch.Count < _settings.MaxBatchSize && _buffer.Reader.TryRead(out var next))
+            return Flush.Delay;
+        }
+
+        if (batch.Count >= _settings.MaxBatchSize)
+        {
+            return Flush.Size;
+        }
+
+        // One timer per batch on the injected clock, due when the first message has waited MaxBatchDelay.
+        var remaining = _time.GetElapsedTime(_time.GetTimestamp(), batch[0].HandedOver + (long)(_settings.MaxBatchDelay.TotalSeconds * _time.TimestampFrequency));
+        if (remaining <= TimeSpan.Zero)
+        {
+            return Flush.Delay;
+        }
+
+        using var deadline = new CancellationTokenSource(remaining, _time);
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken, deadline.Token);
+        while (batch.Count < _settings.MaxBatchSize)
+        {
+            if (deadline.IsCancellationRequested)
             {
-                batch.Add(next);
+                TakeBuffered(batch);
+                return batch.Count >= _settings.MaxBatchSize ? Flush.Size : Flush.Delay;
             }
 
-            if (batch.Count >= _settings.MaxBatchSize)
-            {
-                return Flush.Size;
-            }
-
-            var remaining = Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), deadline);
-            if (remaining <= TimeSpan.Zero)
-            {
-                return Flush.Delay;
-            }
-
-            using var wait = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
-            wait.CancelAfter(remaining);
             try
             {
                 if (!await _buffer.Reader.WaitToReadAsync(wait.Token).ConfigureAwait(false))
@@ -134,8 +146,21 @@ public sealed partial class BatchingSender : BackgroundService
             }
             catch (OperationCanceledException) when (!stoppingToken.IsCancellationRequested)
             {
-                return Flush.Delay;
+                // The deadline: checked at the top of the loop.
+                continue;
             }
+
+            TakeBuffered(batch);
+        }
+
+        return Flush.Size;
+    }
+
+    private void TakeBuffered(List<Pending> batch)
+    {
+        while (batch.Count < _settings.MaxBatchSize && _buffer.Reader.TryRead(out var next))
+        {
+            batch.Add(next);
         }
     }
 
@@ -253,12 +278,15 @@ public sealed partial class BatchingSender : BackgroundService
         public const string Shutdown = "shutdown";
     }
 
-    /// <summary>A message waiting to be sent, the request's trace context, and the request waiting for it.</summary>
-    private sealed class Pending(ServiceBusMessage message, ActivityContext context)
+    /// <summary>A message waiting to be sent, the request's trace context, when it was handed over, and the request waiting for it.</summary>
+    private sealed class Pending(ServiceBusMessage message, ActivityContext context, long handedOver)
     {
         public ServiceBusMessage Message { get; } = message;
 
         public ActivityContext Context { get; } = context;
+
+        /// <summary>Timestamp of the injected clock when the caller handed the message over.</summary>
+        public long HandedOver { get; } = handedOver;
 
         public TaskCompletionSource Sent { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }

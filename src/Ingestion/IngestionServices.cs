@@ -1,18 +1,23 @@
 using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.ServiceDefaults.Health;
 using DroneDelivery.ServiceDefaults.Settings;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 
 namespace DroneDelivery.Ingestion;
 
 public static class IngestionServices
 {
-    /// <summary>Settings (<c>ServiceBus</c>, <c>Batching</c>, <c>Ingestion</c>), the Service Bus client, the batching sender and its readiness check.</summary>
+    /// <summary>
+    /// Settings (<c>ServiceBus</c>, <c>Batching</c>, <c>Ingestion</c>), the clock (the system's unless one is
+    /// registered already), the Service Bus client, the batching sender and its readiness check.
+    /// </summary>
     public static WebApplicationBuilder AddIngestionServices(this WebApplicationBuilder builder)
     {
         builder.AddServiceBus();
         builder.AddSettings<BatchingSettings>("Batching");
         builder.AddSettings<IngestionSettings>("Ingestion");
+        builder.Services.TryAddSingleton(TimeProvider.System);
         builder.Services.AddSingleton<BatchingSender>();
         builder.Services.AddHostedService(services => services.GetRequiredService<BatchingSender>());
         builder.Services.AddHealthChecks().AddCheck<QueueHealthCheck>("servicebus", tags: [HealthTags.Ready]);

@@ -8,17 +8,20 @@ namespace DroneDelivery.Workflow;
 /// Runs the <see cref="ServiceBusProcessor"/> over the delivery-request queue with the options of the
 /// <c>Processor</c> section — MaxConcurrentCalls, PrefetchCount, MaxAutoLockRenewalDuration — and
 /// AutoCompleteMessages off: <see cref="DeliveryWorkflow"/> settles every message itself. If the queue
-/// cannot be reached at start it keeps trying (and is not ready meanwhile).
+/// cannot be reached at start it keeps trying, backing off on the injected clock from 1 s to 30 s (and is
+/// not ready meanwhile).
 /// </summary>
 public sealed partial class DeliveryProcessor : BackgroundService
 {
     private static readonly TimeSpan MaxStartDelay = TimeSpan.FromSeconds(30);
 
     private readonly ILogger<DeliveryProcessor> _logger;
+    private readonly TimeProvider _time;
 
-    public DeliveryProcessor(ServiceBusClient client, IOptions<ServiceBusSettings> serviceBus, IOptions<ProcessorSettings> settings, DeliveryWorkflow workflow, ILogger<DeliveryProcessor> logger)
+    public DeliveryProcessor(ServiceBusClient client, IOptions<ServiceBusSettings> serviceBus, IOptions<ProcessorSettings> settings, DeliveryWorkflow workflow, TimeProvider time, ILogger<DeliveryProcessor> logger)
     {
         _logger = logger;
+        _time = time;
         Processor = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(settings.Value));
         Processor.ProcessMessageAsync += workflow.HandleAsync;
         Processor.ProcessErrorAsync += OnErrorAsync;
@@ -62,7 +65,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
                 LogStartFailed(_logger, Processor.EntityPath, delay.TotalSeconds, e.Message);
                 try
                 {
-                    await Task.Delay(delay, stoppingToken).ConfigureAwait(false);
+                    await Task.Delay(delay, _time, stoppingToken).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {

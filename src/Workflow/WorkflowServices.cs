@@ -2,6 +2,7 @@ using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.ServiceDefaults.Health;
 using DroneDelivery.ServiceDefaults.Settings;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 
 namespace DroneDelivery.Workflow;
@@ -9,13 +10,15 @@ namespace DroneDelivery.Workflow;
 public static class WorkflowServices
 {
     /// <summary>
-    /// Settings (<c>ServiceBus</c>, <c>Processor</c>, <c>Backends</c>), the Service Bus client, the three
+    /// Settings (<c>ServiceBus</c>, <c>Processor</c>, <c>Backends</c>), the clock (the system's unless one is
+    /// registered already), the Service Bus client, the three
     /// backends' clients, the workflow and its processor, and a readiness check that it is processing.
     /// </summary>
     public static WebApplicationBuilder AddWorkflowServices(this WebApplicationBuilder builder)
     {
         builder.AddServiceBus();
         builder.AddSettings<ProcessorSettings>("Processor");
+        builder.Services.TryAddSingleton(TimeProvider.System);
         builder.AddBackendClients();
         builder.Services.AddSingleton<WorkflowBackends>();
         builder.Services.AddSingleton<DeliveryWorkflow>();

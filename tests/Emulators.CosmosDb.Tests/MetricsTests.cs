@@ -2,19 +2,26 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using Microsoft.Azure.Cosmos;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
 /// <summary>The model's metrics as the lab reads them: JSON on /_emulator/metrics, Prometheus text on /metrics.</summary>
 public sealed class MetricsTests : IAsyncLifetime
 {
+    // The SDK signs requests with the real time, so the fake clock starts there.
+    private readonly FakeTimeProvider _time = new(DateTimeOffset.UtcNow);
     private CosmosEmulator _emulator = null!;
     private CosmosClient _client = null!;
     private HttpClient _http = null!;
 
     public async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = ScenarioA.Partitions);
+        _emulator = await CosmosTestHost.StartAsync(o =>
+        {
+            o.DefaultPhysicalPartitions = ScenarioA.Partitions;
+            o.TimeProvider = _time;
+        });
         _client = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
         _http = new HttpClient { BaseAddress = _emulator.Endpoint };
     }
@@ -37,9 +44,9 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task Json_metrics_show_ru_per_partition_against_provisioned_throttles_and_requests()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
         await ScenarioA.RunAsync(container, "owner-1");
-        await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, 60, TimeSpan.FromSeconds(3)));
+        await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, _time, 60, 180));
 
         var snapshot = await _http.GetFromJsonAsync<EmulatorMetricsSnapshot>("/_emulator/metrics?seconds=30", new JsonSerializerOptions(JsonSerializerDefaults.Web));
 

@@ -1,26 +1,34 @@
 using System.Net;
 using System.Text.RegularExpressions;
 using Microsoft.Azure.Cosmos;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
 /// <summary>
 /// Scenario A steps 1 → 2: 60 fanned-out utilization queries a second (≈192 RU/s per partition)
 /// exceed 900 RU/s over nine partitions (100 per partition) but fit in 2,500 RU/s (≈278 per partition).
+/// The emulator runs on a fake clock that the queries' schedule moves, 1/60 s per query, so the rate the
+/// partitions see does not depend on how fast this machine is.
 /// </summary>
 public sealed class ThrottlingTests : IAsyncLifetime
 {
     private const double QueriesPerSecond = 60;
     private const int Queries = 180;
-    private static readonly TimeSpan Duration = TimeSpan.FromSeconds(Queries / QueriesPerSecond);
 
+    // The SDK signs requests with the real time, so the fake clock starts there.
+    private readonly FakeTimeProvider _time = new(DateTimeOffset.UtcNow);
     private CosmosEmulator _emulator = null!;
     private CosmosClient _client = null!;
 
     public async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = ScenarioA.Partitions);
-        _client = CosmosTestHost.Client(_emulator);
+        _emulator = await CosmosTestHost.StartAsync(o =>
+        {
+            o.DefaultPhysicalPartitions = ScenarioA.Partitions;
+            o.TimeProvider = _time;
+        });
+        _client = ScenarioA.PatientClient(_emulator, _time);
     }
 
     public async Task DisposeAsync()
@@ -32,10 +40,10 @@ public sealed class ThrottlingTests : IAsyncLifetime
     [Fact]
     public async Task Burst_at_900_RU_is_throttled_and_retried_by_the_sdk_and_at_2500_RU_is_not()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
+        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
 
         var throttledBefore = Throttled();
-        var pages = await ScenarioA.AtRateAsync(container, QueriesPerSecond, Duration);
+        var pages = await ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries);
         var throttledAt900 = Throttled() - throttledBefore;
 
         Assert.True(throttledAt900 > 0, "900 RU/s over 9 partitions should throttle 60 fanned-out queries a second.");
@@ -46,9 +54,9 @@ public sealed class ThrottlingTests : IAsyncLifetime
         await container.ReplaceThroughputAsync(2500);
         Assert.Equal(2500, await container.ReadThroughputAsync());
         // The 900 RU/s burst left partitions in debt; the second burst starts once it is repaid.
-        await ScenarioA.BudgetsRefilledAsync(_emulator, "utilization");
+        ScenarioA.BudgetsRefilled(_emulator, "utilization", _time);
         var beforeSecondBurst = Throttled();
-        var calm = await ScenarioA.AtRateAsync(container, QueriesPerSecond, Duration);
+        var calm = await ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries);
 
         Assert.Equal(beforeSecondBurst, Throttled());
         Assert.Equal(0, calm.Sum(ThrottledAttempts));
@@ -58,11 +66,11 @@ public sealed class ThrottlingTests : IAsyncLifetime
     [Fact]
     public async Task Without_sdk_retries_a_429_surfaces_as_a_cosmos_exception()
     {
-        await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900);
+        await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
         using var impatient = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
         var container = impatient.GetContainer("invoicing", "utilization");
 
-        var error = await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, QueriesPerSecond, Duration));
+        var error = await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries));
 
         Assert.Equal(HttpStatusCode.TooManyRequests, error.StatusCode);
         Assert.Equal(3200, error.SubStatusCode);

@@ -12,7 +12,8 @@ public class DeliveryRequestsScenarioTests
     private static readonly CompletionTracking FastPolling = new()
     {
         PollInterval = TimeSpan.FromMilliseconds(50),
-        MaxWait = TimeSpan.FromSeconds(5),
+        // Far beyond the fake's delays, so only a hang gives up.
+        MaxWait = TimeSpan.FromSeconds(30),
     };
 
     [Fact]
@@ -32,7 +33,7 @@ public class DeliveryRequestsScenarioTests
         Assert.True(ingestion.Polls > 20);
         // Completion takes at least the workflow's 300 ms, measured from each request's intended send time.
         Assert.Equal(20, completion.Latency.TotalCount);
-        Assert.InRange(completion.Latency.GetMinValue(), 300_000, 5_000_000);
+        Assert.True(completion.Latency.GetMinValue() >= 300_000, $"min {completion.Latency.GetMinValue()} µs");
         Assert.Equal(20, result.TimeSeries.Sum(s => s.Completions));
     }
 
@@ -41,13 +42,15 @@ public class DeliveryRequestsScenarioTests
     {
         await using var ingestion = await FakeIngestion.StartAsync();
         ingestion.CreatedAfter = TimeSpan.FromMilliseconds(100);
-        ingestion.CompletedAfter = TimeSpan.FromMilliseconds(1500);
 
+        // Deliveries that never leave stage Created complete for the default predicate (the first 200)...
+        ingestion.CompletedAfter = TimeSpan.FromHours(1);
         var firstOk = await RunAsync(ingestion, OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)), FastPolling);
+        // ...and for a stage predicate only once they reach that stage.
+        ingestion.CompletedAfter = TimeSpan.FromMilliseconds(1500);
         var completedStage = await RunAsync(ingestion, OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)), FastPolling with { IsCompleted = CompletionTracking.StageIs("completed") });
 
         Assert.Equal(5, firstOk.Completion!.Counts.Completed);
-        Assert.True(firstOk.Completion.Latency.GetMaxValue() < 1_500_000, $"max {firstOk.Completion.Latency.GetMaxValue()} µs");
         Assert.Equal(5, completedStage.Completion!.Counts.Completed);
         Assert.True(completedStage.Completion.Latency.GetMinValue() >= 1_500_000, $"min {completedStage.Completion.Latency.GetMinValue()} µs");
     }
@@ -61,7 +64,8 @@ public class DeliveryRequestsScenarioTests
         var stopwatch = Stopwatch.StartNew();
         var result = await RunAsync(ingestion, OpenLoad.Constant(10, TimeSpan.FromSeconds(0.5)), FastPolling with { MaxWait = TimeSpan.FromMilliseconds(800) });
 
-        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(8), $"took {stopwatch.Elapsed}");
+        // Deliveries appear only after an hour (only a hang comes near this bound).
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromMinutes(2), $"took {stopwatch.Elapsed}");
         Assert.Equal(new CompletionCounts(5, 0, 5, 0, 0, 0, ingestion.Polls, 0), result.Completion!.Counts);
         Assert.Equal(0, result.Completion.Latency.TotalCount);
     }

@@ -2,7 +2,9 @@ using System.Diagnostics;
 using DroneDelivery.LoadDriver.Results;
 using DroneDelivery.LoadDriver.Running;
 using DroneDelivery.LoadDriver.Scenarios;
+using DroneDelivery.TestSupport;
 using HdrHistogram;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.LoadDriver.Tests;
 
@@ -11,19 +13,23 @@ public class LoadRunnerTests
     [Fact]
     public async Task A_step_load_reaches_the_requested_user_count_and_no_more()
     {
+        // Responses are held until five requests are in hand at once: only five users at once can get
+        // there, and they all do however slow the machine.
         await using var server = await RecordingServer.StartAsync();
         server.Delay = TimeSpan.FromMilliseconds(30);
+        server.HoldUntilConcurrent = 5;
 
         // 1 → 5 users over 2 s (0.4 s at each count), then 0.5 s at 5.
         var shape = new ClosedLoad(1, 5, TimeSpan.FromSeconds(2)) { Hold = TimeSpan.FromSeconds(0.5) };
+        var started = Stopwatch.GetTimestamp();
         var result = await LoadRunner.RunAsync(Plan(server, shape));
 
         Assert.Equal(StopReason.Completed, result.StopReason);
         Assert.Equal(5, server.MaxConcurrent);
-        var users = result.TimeSeries.Select(s => s.ActiveUsers ?? -1).ToList();
-        Assert.InRange(users[0], 1, 4);
-        Assert.Equal(5, users[1]);
-        Assert.Equal(5, users.Max());
+        // The fifth user starts 1.6 s into the ramp, never sooner (a slow machine only makes it later).
+        var fifth = server.Arrivals.First(a => a.Concurrent == 5);
+        Assert.True(Stopwatch.GetElapsedTime(started, fifth.Timestamp) >= TimeSpan.FromSeconds(1.6), $"five users after {Stopwatch.GetElapsedTime(started, fifth.Timestamp)}");
+        Assert.All(result.TimeSeries, s => Assert.InRange(s.ActiveUsers ?? -1, 0, 5));
         Assert.All(result.TimeSeries, s => Assert.Null(s.TargetRate));
     }
 
@@ -32,12 +38,16 @@ public class LoadRunnerTests
     {
         await using var server = await RecordingServer.StartAsync();
         server.Delay = TimeSpan.FromMilliseconds(20);
+        server.HoldUntilConcurrent = 4;
 
+        // 4 → 1 users over 2 s (0.5 s at each count), then 1 s at 1.
         var shape = new ClosedLoad(4, 1, TimeSpan.FromSeconds(2)) { Hold = TimeSpan.FromSeconds(1) };
         var result = await LoadRunner.RunAsync(Plan(server, shape));
 
         Assert.Equal(4, server.MaxConcurrent);
-        Assert.Equal(1, result.TimeSeries[2].ActiveUsers);
+        // The last 1.5 s has one user: its last requests found nobody else's in hand.
+        Assert.All(server.Arrivals.TakeLast(5), a => Assert.Equal(1, a.Concurrent));
+        Assert.All(result.TimeSeries, s => Assert.InRange(s.ActiveUsers ?? -1, 0, 4));
     }
 
     [Fact]
@@ -45,11 +55,16 @@ public class LoadRunnerTests
     {
         await using var server = await RecordingServer.StartAsync();
 
-        var shape = ClosedLoad.Constant(1, TimeSpan.FromSeconds(1)) with { ThinkTime = TimeSpan.FromMilliseconds(200) };
-        var result = await LoadRunner.RunAsync(Plan(server, shape));
+        var shape = ClosedLoad.Constant(1, TimeSpan.FromMinutes(1)) with { ThinkTime = TimeSpan.FromMilliseconds(200) };
+        var result = await LoadRunner.RunAsync(Plan(server, shape) with { Bounds = new LoadBounds { MaxRequests = 4 } });
 
-        // At most one request per 200 ms: 5 in a second (fewer if responses are slow).
-        Assert.InRange(result.Totals.Successes, 2, 5);
+        // Each request starts at least a think time after the one before it (the timer may fire a tick early).
+        Assert.Equal(4, result.Totals.Successes);
+        var arrivals = server.Arrivals;
+        Assert.Equal(4, arrivals.Count);
+        Assert.All(arrivals.Zip(arrivals.Skip(1)), pair =>
+            Assert.True(Stopwatch.GetElapsedTime(pair.First.Timestamp, pair.Second.Timestamp) >= TimeSpan.FromMilliseconds(195),
+                $"{Stopwatch.GetElapsedTime(pair.First.Timestamp, pair.Second.Timestamp).TotalMilliseconds} ms between requests"));
     }
 
     [Fact]
@@ -98,7 +113,8 @@ public class LoadRunnerTests
         Assert.Equal(30, server.Requests.Count);
         Assert.Equal(30, result.Totals.Requests);
         Assert.Equal(0, result.Totals.Unsent);
-        Assert.True(result.LoadDuration < TimeSpan.FromSeconds(5));
+        // The schedule had five minutes to go (only a hang comes near this bound).
+        Assert.True(result.LoadDuration < TimeSpan.FromMinutes(1));
     }
 
     [Fact]
@@ -113,10 +129,43 @@ public class LoadRunnerTests
         });
 
         Assert.Equal(StopReason.MaxDuration, result.StopReason);
-        // The bound is a timer: it may fire a timer tick before the stopwatch reads a full second.
-        Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(0.95), TimeSpan.FromSeconds(3));
-        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10));
+        // The load phase ends once the driver's clock has passed the bound; the shape had ten minutes to go
+        // (only a hang comes near the upper bounds).
+        Assert.True(result.LoadDuration >= TimeSpan.FromSeconds(1), $"load phase {result.LoadDuration}");
+        Assert.True(result.LoadDuration < TimeSpan.FromMinutes(1));
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromMinutes(2));
         Assert.Equal(result.Totals.Sent, server.Requests.Count);
+    }
+
+    [Fact]
+    public async Task The_bounds_and_measurements_follow_the_driver_s_clock()
+    {
+        // An hour-long bound on a fake clock: the run lasts exactly as long as the clock is moved.
+        await using var server = await RecordingServer.StartAsync();
+        var time = new FakeTimeProvider(new DateTimeOffset(2025, 6, 1, 8, 0, 0, TimeSpan.Zero));
+        var run = LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(1, TimeSpan.FromHours(10))) with
+        {
+            Bounds = new LoadBounds { MaxDuration = TimeSpan.FromHours(1) },
+        }, time);
+        Assert.True(await Eventually.TrueAsync(() => server.Requests.Count >= 3, TimeSpan.FromMinutes(1)), "The user never sent.");
+
+        time.Advance(TimeSpan.FromHours(1));
+        var result = await run.WaitAsync(TimeSpan.FromMinutes(1));
+
+        Assert.Equal(StopReason.MaxDuration, result.StopReason);
+        Assert.Equal(new DateTimeOffset(2025, 6, 1, 8, 0, 0, TimeSpan.Zero), result.StartedAt);
+        Assert.Equal(TimeSpan.FromHours(1), result.LoadDuration);
+        Assert.Equal(TimeSpan.FromHours(1), result.TotalDuration);
+        // A request in flight when the hour passed had also passed its request time-out (and may have
+        // been given up on before the server saw it).
+        Assert.InRange(result.Totals.Timeouts, 0, 1);
+        Assert.Equal(result.Totals.Sent, result.Totals.Successes + result.Totals.Timeouts);
+        Assert.InRange(server.Requests.Count, result.Totals.Sent - result.Totals.Timeouts, result.Totals.Sent);
+        Assert.Equal(result.Totals.Successes / 3600.0, result.Totals.SuccessesPerSecond, 9);
+        // Requests answered while the clock stood still took no time on it; at most the one in flight
+        // when the hour passed took the hour.
+        Assert.Equal(0, result.RequestLatency.GetValueAtPercentile(50));
+        Assert.True(result.RequestLatency.CountAbove(0) <= 1);
     }
 
     [Fact]
@@ -149,7 +198,9 @@ public class LoadRunnerTests
         Assert.Equal(StopReason.Completed, result.StopReason);
         Assert.Equal(80, server.Requests.Count);
         Assert.Equal(80, result.Totals.Successes);
-        Assert.InRange(result.LoadDuration, TimeSpan.FromSeconds(2), TimeSpan.FromSeconds(4));
+        // The load phase lasts the schedule's two seconds, however long the last responses take.
+        Assert.True(result.LoadDuration >= TimeSpan.FromSeconds(2), $"load phase {result.LoadDuration}");
+        Assert.True(result.TotalDuration >= result.LoadDuration);
         Assert.Equal(80 / result.LoadDuration.TotalSeconds, result.Totals.SuccessesPerSecond, 3);
         Assert.Equal(40, result.TimeSeries[0].TargetRate!.Value, 6);
         Assert.Equal(40, result.TimeSeries[1].TargetRate!.Value, 6);
@@ -169,7 +220,8 @@ public class LoadRunnerTests
             Http = new HttpSettings { RequestTimeout = TimeSpan.FromMilliseconds(500) },
         });
 
-        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10));
+        // The server would have taken ten minutes (only a hang comes near this bound).
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromMinutes(2));
         Assert.Equal(10, result.Totals.Timeouts);
         Assert.Equal(10, result.Totals.Errors);
         Assert.Equal(10, result.StatusCounts["timeout"]);
@@ -182,14 +234,19 @@ public class LoadRunnerTests
     [Fact]
     public async Task Cancelling_stops_at_once_and_returns_what_was_measured()
     {
+        // Responses are held for a minute: the three users' first requests are all in hand when the run is cancelled.
         await using var server = await RecordingServer.StartAsync();
-        server.Delay = TimeSpan.FromSeconds(2);
+        server.Gate = new TaskCompletionSource().Task;
 
-        using var cancel = new CancellationTokenSource(TimeSpan.FromMilliseconds(700));
+        using var cancel = new CancellationTokenSource();
+        var run = LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(3, TimeSpan.FromMinutes(1))), cancellationToken: cancel.Token);
+        await server.Reached(3).WaitAsync(TimeSpan.FromMinutes(1));
         var stopwatch = Stopwatch.StartNew();
-        var result = await LoadRunner.RunAsync(Plan(server, ClosedLoad.Constant(3, TimeSpan.FromMinutes(1))), cancellationToken: cancel.Token);
+        await cancel.CancelAsync();
+        var result = await run;
 
-        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(5), $"took {stopwatch.Elapsed}");
+        // Not held until the responses came (a minute) or the load's end.
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(30), $"took {stopwatch.Elapsed}");
         Assert.Equal(StopReason.Cancelled, result.StopReason);
         Assert.Equal(3, result.Totals.Cancelled);
         Assert.Equal(0, result.Totals.Requests);
@@ -234,8 +291,8 @@ public class LoadRunnerTests
         Assert.Equal(0, result.Totals.Timeouts + result.Totals.ClientErrors);
         Assert.Equal(2, result.StatusCounts["connection-error"]);
         Assert.Contains(result.ErrorSamples, s => s.Contains("ConnectTimeout", StringComparison.Ordinal));
-        // Each attempt was given up on at the connect timeout, far short of the request timeout.
-        Assert.InRange(result.RequestLatency.GetMaxValue(), 250_000, 5_000_000);
+        // Each attempt was given up on at the connect timeout (300 ms), not at the request timeout (20 s).
+        Assert.InRange(result.RequestLatency.GetMaxValue(), 250_000, 10_000_000);
     }
 
     [Fact]
@@ -278,9 +335,10 @@ public class LoadRunnerTests
             }
         });
 
-        await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(20, TimeSpan.FromSeconds(2.5))), progress);
+        var result = await LoadRunner.RunAsync(Plan(server, OpenLoad.Constant(20, TimeSpan.FromSeconds(2.5))), progress);
 
-        Assert.InRange(reports.Count, 2, 4);
+        // One a second while the run lasts (at least two in 2.5 s), and the last state once at the end.
+        Assert.InRange(reports.Count, 2, (int)result.TotalDuration.TotalSeconds + 1);
         Assert.Equal(20, reports[0].TargetRate!.Value, 6);
         Assert.True(reports[^1].Requests >= 20);
         Assert.NotNull(reports[^1].LastSecond);

@@ -51,6 +51,10 @@ public class LocalProcessTests
         }));
 
         Assert.Contains("not ready after", error.Message);
+        // The shell writes its pid first thing, but on a busy machine the file may appear only now.
+        Assert.True(
+            await Eventually.TrueAsync(() => File.Exists(marker) && File.ReadAllText(marker).EndsWith('\n'), TimeSpan.FromSeconds(15)),
+            "The program never wrote its pid.");
         var pid = int.Parse(File.ReadAllText(marker).Trim());
         Assert.True(await Eventually.TrueAsync(() => !IsAlive(pid), TimeSpan.FromSeconds(15)));
     }

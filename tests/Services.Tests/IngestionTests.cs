@@ -7,6 +7,8 @@ using DroneDelivery.LocalSystem;
 using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using DroneDelivery.TestSupport;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 using static DroneDelivery.Services.Tests.Infrastructure.SystemHelpers;
 
 namespace DroneDelivery.Services.Tests;
@@ -42,32 +44,44 @@ public sealed class IngestionTests(SystemFixture system)
     [Fact]
     public async Task A_full_batch_is_sent_at_once_without_waiting_for_the_delay()
     {
-        await using var ingestion = await system.StartIngestionAsync("batching", new() { ["Batching:MaxBatchSize"] = "5", ["Batching:MaxBatchDelay"] = "00:00:01" });
+        // The clock never moves, so no batch can be sent for its delay: only full batches go out.
+        var time = new FakeTimeProvider();
+        await using var ingestion = await StartIngestionAsync("batching", time, new() { ["Batching:MaxBatchSize"] = "5", ["Batching:MaxBatchDelay"] = "00:00:01" });
         using var metrics = new MetricRecorder(IngestionTelemetry.BatchSize);
 
         var responses = await Task.WhenAll(Enumerable.Range(0, 10).Select(_ =>
             ingestion.Client.PostJsonAsync("api/deliveryrequests", NewRequest("owner-b", DateTimeOffset.UtcNow))));
 
         Assert.All(responses, r => Assert.Equal(HttpStatusCode.Accepted, r.StatusCode));
-        var batches = metrics.Of(IngestionTelemetry.BatchSize, ("messaging.destination.name", "batching")).ToList();
+        var batches = await BatchesAsync(metrics, 2);
         Assert.Equal([5.0, 5.0], batches.Select(b => b.Value));
         Assert.All(batches, b => Assert.Equal("size", b.Tags["flush"]));
     }
 
     [Fact]
-    public async Task A_batch_that_does_not_fill_is_sent_after_the_delay()
+    public async Task A_batch_that_does_not_fill_waits_for_the_delay_then_is_sent()
     {
-        await using var ingestion = await system.StartIngestionAsync("batching", new() { ["Batching:MaxBatchSize"] = "100", ["Batching:MaxBatchDelay"] = "00:00:00.300" });
+        var time = new FakeTimeProvider();
+        var delay = TimeSpan.FromMilliseconds(300);
+        await using var ingestion = await StartIngestionAsync("batching", time, new() { ["Batching:MaxBatchSize"] = "100", ["Batching:MaxBatchDelay"] = "00:00:00.300" });
         using var metrics = new MetricRecorder(IngestionTelemetry.BatchSize);
+        var sender = ingestion.Services.GetRequiredService<BatchingSender>();
 
-        var stopwatch = Stopwatch.StartNew();
-        var response = await ingestion.Client.PostJsonAsync("api/deliveryrequests", NewRequest("owner-b", DateTimeOffset.UtcNow));
+        var first = sender.SendAsync(new ServiceBusMessage("first"), CancellationToken.None);
+        time.Advance(delay - TimeSpan.FromMilliseconds(1));
+        // Handed over a millisecond before the first message's delay ends: if the first had not waited,
+        // the second could not share its batch.
+        var second = sender.SendAsync(new ServiceBusMessage("second"), CancellationToken.None);
+        var both = Task.WhenAll(first, second);
+        // The sender arms its timer a moment after it reads the clock, so time moves on in small steps
+        // until the batch goes out.
+        Assert.True(
+            await Eventually.TrueAsync(() => { if (!both.IsCompleted) { time.Advance(TimeSpan.FromMilliseconds(1)); } return both.IsCompleted; }, Patience, TimeSpan.FromMilliseconds(10)),
+            "The batch was never sent after its delay.");
 
-        Assert.Equal(HttpStatusCode.Accepted, response.StatusCode);
-        // Timers may fire a tick early; an unbatched send would answer in a few milliseconds.
-        Assert.True(stopwatch.Elapsed >= TimeSpan.FromMilliseconds(280), $"answered after {stopwatch.Elapsed.TotalMilliseconds} ms");
-        var batch = Assert.Single(metrics.Of(IngestionTelemetry.BatchSize, ("messaging.destination.name", "batching")));
-        Assert.Equal((1.0, "delay"), (batch.Value, batch.Tags["flush"]));
+        await both;
+        var batch = Assert.Single(await BatchesAsync(metrics, 1));
+        Assert.Equal((2.0, "delay"), (batch.Value, batch.Tags["flush"]));
     }
 
     [Fact]
@@ -228,4 +242,28 @@ public sealed class IngestionTests(SystemFixture system)
             ["ServiceBus:ConnectionString"] = system.ServiceBus.ConnectionString,
             [key] = value,
         }, expected);
+
+    /// <summary>Ingestion on the shared Service Bus emulator with <paramref name="time"/> as its clock.</summary>
+    private async Task<ServiceApp> StartIngestionAsync(string queue, TimeProvider time, Dictionary<string, string?> settings)
+    {
+        var ingestion = new ServiceDefinition(
+            Definitions.Ingestion.Name,
+            builder =>
+            {
+                builder.Services.AddSingleton(time);
+                Definitions.Ingestion.AddServices(builder);
+            },
+            Definitions.Ingestion.MapApi);
+        settings["ServiceBus:ConnectionString"] = system.ServiceBus.ConnectionString;
+        settings["ServiceBus:QueueName"] = queue;
+        return await ServiceApp.StartAsync(ingestion, settings);
+    }
+
+    /// <summary>The batches sent to the <c>batching</c> queue, once <paramref name="count"/> have been recorded (a send is recorded just after its callers are answered).</summary>
+    private static async Task<List<MetricRecorder.Measurement>> BatchesAsync(MetricRecorder metrics, int count)
+    {
+        List<MetricRecorder.Measurement> Batches() => metrics.Of(IngestionTelemetry.BatchSize, ("messaging.destination.name", "batching")).ToList();
+        Assert.True(await Eventually.TrueAsync(() => Batches().Count >= count, Patience), $"Only {Batches().Count} of {count} batches were recorded.");
+        return Batches();
+    }
 }

@@ -1,23 +1,30 @@
-using System.Diagnostics;
-
 namespace DroneDelivery.LoadDriver.Running;
 
-/// <summary>Monotonic time from <see cref="Stopwatch"/> timestamps, the only clock the driver measures with.</summary>
-internal static class Clock
+/// <summary>
+/// The one clock the driver measures and waits with: monotonic timestamps from a <see cref="TimeProvider"/>
+/// (the system's in production), in 100 ns ticks whatever the provider's own frequency, and the provider
+/// itself for every wait, timer and time-out that decides what the run does.
+/// </summary>
+internal sealed class Clock(TimeProvider time)
 {
-    private static readonly double s_microsecondsPerTick = 1_000_000.0 / Stopwatch.Frequency;
+    /// <summary>The provider behind the waits, timers and time-outs.</summary>
+    public TimeProvider Time { get; } = time;
 
-    public static long Now => Stopwatch.GetTimestamp();
+    /// <summary>Now, in 100 ns ticks on the provider's monotonic clock.</summary>
+    public long Now => Time.GetElapsedTime(0, Time.GetTimestamp()).Ticks;
 
-    public static long ToMicroseconds(long ticks) => (long)(ticks * s_microsecondsPerTick);
+    /// <summary>Wall-clock time, for the report only.</summary>
+    public DateTimeOffset UtcNow => Time.GetUtcNow();
 
-    public static long FromMicroseconds(long microseconds) => (long)(microseconds / s_microsecondsPerTick);
+    public static long ToMicroseconds(long ticks) => ticks / TimeSpan.TicksPerMicrosecond;
 
-    public static long FromTimeSpan(TimeSpan span) => (long)(span.TotalSeconds * Stopwatch.Frequency);
+    public static long FromMicroseconds(long microseconds) => microseconds * TimeSpan.TicksPerMicrosecond;
 
-    public static long FromSeconds(double seconds) => (long)(seconds * Stopwatch.Frequency);
+    public static long FromTimeSpan(TimeSpan span) => span.Ticks;
 
-    public static double ToSeconds(long ticks) => (double)ticks / Stopwatch.Frequency;
+    public static long FromSeconds(double seconds) => (long)(seconds * TimeSpan.TicksPerSecond);
 
-    public static TimeSpan ToTimeSpan(long ticks) => TimeSpan.FromSeconds(ToSeconds(ticks));
+    public static double ToSeconds(long ticks) => (double)ticks / TimeSpan.TicksPerSecond;
+
+    public static TimeSpan ToTimeSpan(long ticks) => TimeSpan.FromTicks(ticks);
 }

@@ -15,10 +15,11 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private static readonly TimeSpan ProgressTick = TimeSpan.FromSeconds(1);
 
     private readonly LoadTestPlan _plan;
+    private readonly Clock _clock;
     private readonly IProgress<LoadProgress>? _progress;
     private readonly CancellationToken _cancellation;
     private readonly CancellationTokenSource _stopSending = new();
-    private Timer? _durationTimer;
+    private ITimer? _durationTimer;
     private readonly CancellationTokenSource _abort;
     private readonly TaskCompletionSource _idle = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly List<Task> _users = [];
@@ -37,9 +38,10 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private int _stopReason = -1;
     private int _draining;
 
-    public LoadRun(LoadTestPlan plan, IProgress<LoadProgress>? progress, CancellationToken cancellation)
+    public LoadRun(LoadTestPlan plan, Clock clock, IProgress<LoadProgress>? progress, CancellationToken cancellation)
     {
         _plan = plan;
+        _clock = clock;
         _progress = progress;
         _cancellation = cancellation;
         _abort = CancellationTokenSource.CreateLinkedTokenSource(cancellation);
@@ -68,12 +70,12 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
 
     public async Task<LoadTestResult> ExecuteAsync()
     {
-        var startedAt = DateTimeOffset.UtcNow;
-        _startTimestamp = Clock.Now;
+        var startedAt = _clock.UtcNow;
+        _startTimestamp = _clock.Now;
         _recorder = new RunRecorder(_startTimestamp, this);
-        _scenarioRun = _plan.Scenario.Start(new ScenarioRunContext(_recorder, _plan.Http, _abort.Token));
+        _scenarioRun = _plan.Scenario.Start(new ScenarioRunContext(_recorder, _plan.Http, _clock, _abort.Token));
         await using var cancelRegistration = _cancellation.Register(() => Stop(StopReason.Cancelled)).ConfigureAwait(false);
-        var durationTimer = new Timer(_ => OnDurationElapsed(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        var durationTimer = _clock.Time.CreateTimer(_ => OnDurationElapsed(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         _durationTimer = durationTimer;
         await using var disposeDurationTimer = durationTimer.ConfigureAwait(false);
         durationTimer.Change(_loadDuration, Timeout.InfiniteTimeSpan);
@@ -90,7 +92,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
                 OpenLoad open => await RunOpenAsync(open).ConfigureAwait(false),
                 _ => throw new ArgumentException($"Unknown load shape {_plan.Shape.GetType().Name}."),
             };
-            loadEnd = Clock.Now;
+            loadEnd = _clock.Now;
             Interlocked.Exchange(ref _draining, 1);
             await DrainRequestsAsync().ConfigureAwait(false);
             await DrainScenarioAsync().ConfigureAwait(false);
@@ -101,7 +103,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             await progressTask.ConfigureAwait(false);
         }
 
-        var end = Clock.Now;
+        var end = _clock.Now;
         var recorded = _recorder.Finish(end);
         var loadSeconds = Math.Max(Clock.ToSeconds(loadEnd - _startTimestamp), 1e-3);
         var requests = recorded.Successes + recorded.Errors;
@@ -191,7 +193,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             return -1;
         }
 
-        if (Clock.Now - _startTimestamp >= _loadDurationTicks)
+        if (_clock.Now - _startTimestamp >= _loadDurationTicks)
         {
             Stop(_timeStopReason);
             return -1;
@@ -217,10 +219,10 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     private async Task<long> RunClosedAsync(ClosedLoad shape)
     {
         var running = new int[shape.PeakUsers];
-        using var tick = new PeriodicTimer(ControllerTick);
+        using var tick = new PeriodicTimer(ControllerTick, _clock.Time);
         do
         {
-            var target = shape.UsersAt(Clock.ToTimeSpan(Clock.Now - _startTimestamp));
+            var target = shape.UsersAt(Clock.ToTimeSpan(_clock.Now - _startTimestamp));
             Volatile.Write(ref _targetUsers, target);
             for (var user = 0; user < target && !_stopSending.IsCancellationRequested; user++)
             {
@@ -262,13 +264,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
                     return;
                 }
 
-                var start = Clock.Now;
+                var start = _clock.Now;
                 await ExecuteRequestAsync(sequence, start, start).ConfigureAwait(false);
                 if (thinkTime > TimeSpan.Zero)
                 {
                     try
                     {
-                        await Task.Delay(thinkTime, _stopSending.Token).ConfigureAwait(false);
+                        await Task.Delay(thinkTime, _clock.Time, _stopSending.Token).ConfigureAwait(false);
                     }
                     catch (OperationCanceledException)
                     {
@@ -314,7 +316,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             try
             {
                 await WaitUntilAsync(intended).ConfigureAwait(false);
-                if (!await slots.WaitAsync(UntilEnd(), _abort.Token).ConfigureAwait(false))
+                if (!await WaitForSlotAsync(slots).ConfigureAwait(false))
                 {
                     // The in-flight limit held until the end: what is left of the schedule goes unsent.
                     Stop(_timeStopReason);
@@ -326,7 +328,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
                 break;
             }
 
-            _recorder.RecordSendLag(intended, Clock.Now);
+            _recorder.RecordSendLag(intended, _clock.Now);
             Interlocked.Exchange(ref _claimed, sequence + 1);
             _ = SendScheduledAsync(sequence, intended, slots);
             sequence++;
@@ -359,7 +361,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     {
         while (true)
         {
-            var remaining = timestamp - Clock.Now;
+            var remaining = timestamp - _clock.Now;
             if (remaining <= 0)
             {
                 return;
@@ -367,11 +369,38 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
 
             // Timer waits may overshoot by a millisecond or so; the schedule absorbs it (see above).
             var milliseconds = Math.Max(1, Math.Ceiling(Clock.ToSeconds(remaining) * 1000));
-            await Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _abort.Token).ConfigureAwait(false);
+            await Task.Delay(TimeSpan.FromMilliseconds(milliseconds), _clock.Time, _abort.Token).ConfigureAwait(false);
         }
     }
 
-    private TimeSpan UntilEnd() => Clock.ToTimeSpan(Math.Max(_startTimestamp + _loadDurationTicks - Clock.Now, 0));
+    /// <summary>Takes an in-flight slot, waiting for one at most until the end of the load; false if none came.</summary>
+    private async Task<bool> WaitForSlotAsync(SemaphoreSlim slots)
+    {
+        if (slots.Wait(0))
+        {
+            return true;
+        }
+
+        var untilEnd = UntilEnd();
+        if (untilEnd <= TimeSpan.Zero)
+        {
+            return false;
+        }
+
+        using var end = new CancellationTokenSource(untilEnd, _clock.Time);
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, end.Token);
+        try
+        {
+            await slots.WaitAsync(wait.Token).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException) when (!_abort.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    private TimeSpan UntilEnd() => Clock.ToTimeSpan(Math.Max(_startTimestamp + _loadDurationTicks - _clock.Now, 0));
 
     private async Task SendScheduledAsync(long sequence, long intendedTimestamp, SemaphoreSlim slots)
     {
@@ -393,9 +422,9 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         try
         {
             RequestOutcome outcome;
-            using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token))
+            using (var limit = new CancellationTokenSource(_plan.Http.RequestTimeout, _clock.Time))
+            using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, limit.Token))
             {
-                timeout.CancelAfter(_plan.Http.RequestTimeout);
                 try
                 {
                     var status = await _scenarioRun.SendAsync(_http, sequence, intendedTimestamp, timeout.Token).ConfigureAwait(false);
@@ -422,7 +451,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
                 }
             }
 
-            _recorder.RecordRequest(outcome, measureFromTimestamp, Clock.Now);
+            _recorder.RecordRequest(outcome, measureFromTimestamp, _clock.Now);
         }
         finally
         {
@@ -465,13 +494,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         var outstanding = _users.Count > 0 ? Task.WhenAll(_users) : _idle.Task;
         try
         {
-            await outstanding.WaitAsync(_plan.Http.RequestTimeout + TimeSpan.FromSeconds(1), _abort.Token).ConfigureAwait(false);
+            await outstanding.WaitAsync(_plan.Http.RequestTimeout + TimeSpan.FromSeconds(1), _clock.Time, _abort.Token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or OperationCanceledException)
         {
             await _abort.CancelAsync().ConfigureAwait(false);
             // Cancelled requests finish at once; the wait only guards against a handler that ignores cancellation.
-            await Task.WhenAny(outstanding, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+            await Task.WhenAny(outstanding, Task.Delay(TimeSpan.FromSeconds(5), _clock.Time)).ConfigureAwait(false);
         }
     }
 
@@ -494,7 +523,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             return;
         }
 
-        using var tick = new PeriodicTimer(ProgressTick);
+        using var tick = new PeriodicTimer(ProgressTick, _clock.Time);
         try
         {
             while (await tick.WaitForNextTickAsync(stop).ConfigureAwait(false))
@@ -512,7 +541,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
 
     private LoadProgress CurrentProgress()
     {
-        var now = Clock.Now;
+        var now = _clock.Now;
         var snapshot = _recorder.Snapshot(now);
         var elapsed = Clock.ToTimeSpan(now - _startTimestamp);
         var gauges = (ILoadGauges)this;

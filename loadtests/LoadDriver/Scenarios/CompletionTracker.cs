@@ -13,6 +13,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
 {
     private readonly CompletionTracking _options;
     private readonly RunRecorder _recorder;
+    private readonly Clock _clock;
     private readonly TimeSpan _requestTimeout;
     private readonly CancellationToken _abort;
     private readonly HttpMessageInvoker _http;
@@ -26,6 +27,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
     {
         _options = options;
         _recorder = context.Recorder;
+        _clock = context.Clock;
         _requestTimeout = context.Http.RequestTimeout;
         _abort = context.Abort;
         _http = DriverHttp.CreateInvoker(options.MaxConcurrentPolls, context.Http);
@@ -75,7 +77,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
             _idle.TrySetResult();
         }
 
-        await Task.WhenAny(_idle.Task, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+        await Task.WhenAny(_idle.Task, Task.Delay(TimeSpan.FromSeconds(5), _clock.Time)).ConfigureAwait(false);
         _http.Dispose();
     }
 
@@ -86,7 +88,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
             var deadline = intendedTimestamp + _maxWaitTicks;
             while (true)
             {
-                var remaining = deadline - Clock.Now;
+                var remaining = deadline - _clock.Now;
                 if (remaining <= 0)
                 {
                     _recorder.CountTimedOut();
@@ -94,7 +96,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
                 }
 
                 var pause = Clock.ToTimeSpan(remaining);
-                await Task.Delay(pause < _options.PollInterval ? pause : _options.PollInterval, _abort).ConfigureAwait(false);
+                await Task.Delay(pause < _options.PollInterval ? pause : _options.PollInterval, _clock.Time, _abort).ConfigureAwait(false);
                 if (await PollAsync(statusUri, deadline).ConfigureAwait(false) is { } completedAt)
                 {
                     if (completedAt <= deadline)
@@ -126,13 +128,13 @@ internal sealed class CompletionTracker : IAsyncDisposable
         await _pollSlots.WaitAsync(_abort).ConfigureAwait(false);
         try
         {
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort);
-            var untilDeadline = Clock.ToTimeSpan(Math.Max(deadline - Clock.Now, 0)) + TimeSpan.FromMilliseconds(100);
-            timeout.CancelAfter(untilDeadline < _requestTimeout ? untilDeadline : _requestTimeout);
+            var untilDeadline = Clock.ToTimeSpan(Math.Max(deadline - _clock.Now, 0)) + TimeSpan.FromMilliseconds(100);
+            using var limit = new CancellationTokenSource(untilDeadline < _requestTimeout ? untilDeadline : _requestTimeout, _clock.Time);
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort, limit.Token);
             _recorder.CountPollRequest();
             using var request = new HttpRequestMessage(HttpMethod.Get, statusUri);
             using var response = await _http.SendAsync(request, timeout.Token).ConfigureAwait(false);
-            var answeredAt = Clock.Now;
+            var answeredAt = _clock.Now;
             if (response.StatusCode == HttpStatusCode.NotFound)
             {
                 await ResponseBody.DrainAsync(response, timeout.Token).ConfigureAwait(false);
@@ -151,7 +153,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
             using var document = JsonDocument.Parse(body);
             return _options.IsCompleted(document.RootElement) ? answeredAt : null;
         }
-        catch (OperationCanceledException) when (!_abort.IsCancellationRequested && Clock.Now >= deadline)
+        catch (OperationCanceledException) when (!_abort.IsCancellationRequested && _clock.Now >= deadline)
         {
             // Cut short by the maximum wait, not failed: the delivery counts as timed out instead.
             return null;

@@ -31,7 +31,7 @@ public abstract class LoadScenario
 }
 
 /// <summary>What a scenario run may use from the load run.</summary>
-internal sealed record ScenarioRunContext(RunRecorder Recorder, HttpSettings Http, CancellationToken Abort);
+internal sealed record ScenarioRunContext(RunRecorder Recorder, HttpSettings Http, Clock Clock, CancellationToken Abort);
 
 /// <summary>One run of a scenario.</summary>
 internal abstract class ScenarioRun : IAsyncDisposable
