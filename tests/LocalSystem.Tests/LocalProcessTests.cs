@@ -47,7 +47,9 @@ public class LocalProcessTests
             FileName = "/bin/sh",
             Arguments = ["-c", $"echo $$ > {marker}; exec sleep 60"],
             IsReadyLine = _ => false,
-            ReadyTimeout = TimeSpan.FromSeconds(1),
+            // Long enough for a shell to start and write its pid on a busy machine; the test proves the
+            // time-out ends a program that never gets ready, not how quickly.
+            ReadyTimeout = TimeSpan.FromSeconds(5),
         }));
 
         Assert.Contains("not ready after", error.Message);
