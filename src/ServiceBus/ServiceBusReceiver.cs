@@ -17,10 +17,9 @@ public class ServiceBusReceiver : IAsyncDisposable
 {
     private readonly ServiceBusClient _client;
     private readonly SemaphoreSlim _linkGate = new(1, 1);
-    private readonly SemaphoreSlim _managementGate = new(1, 1);
     private readonly Lock _creditSync = new();
     private ReceiverLink? _link;
-    private RequestResponseLink? _management;
+    private readonly ManagementClient _management;
     private int _leftoverCredit;
     private long _lastPeekedSequenceNumber;
 
@@ -38,6 +37,7 @@ public class ServiceBusReceiver : IAsyncDisposable
             SubQueue.TransferDeadLetter => queueName + "/$Transfer" + ServiceBusAmqpNames.DeadLetterQueueSuffix,
             _ => queueName,
         };
+        _management = new ManagementClient(client.Scope, EntityPath);
         ReceiveMode = options.ReceiveMode;
         PrefetchCount = options.PrefetchCount;
         Identifier = options.Identifier ?? $"{EntityPath}-{Guid.NewGuid()}";
@@ -299,10 +299,7 @@ public class ServiceBusReceiver : IAsyncDisposable
             await link.Session.EndAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
         }
 
-        if (_management is { IsClosed: false } management)
-        {
-            await management.CloseAsync().ConfigureAwait(false);
-        }
+        await _management.CloseAsync().ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()
@@ -486,74 +483,12 @@ public class ServiceBusReceiver : IAsyncDisposable
     {
         try
         {
-            return await Retry.RunAsync(async (timeout, token) =>
-            {
-                var management = await GetManagementAsync(token).ConfigureAwait(false);
-                var request = new AmqpMessage
-                {
-                    ApplicationProperties = new Dictionary<string, object?>
-                    {
-                        [ServiceBusAmqpNames.ManagementOperationKey] = operation,
-                        [ServiceBusAmqpNames.ManagementServerTimeoutKey] = (uint)timeout.TotalMilliseconds,
-                        [ServiceBusAmqpNames.AssociatedLinkNameKey] = _link?.Name,
-                    },
-                    Body = new ValueBody(body),
-                };
-                var response = await management.RequestAsync(request, timeout, token).ConfigureAwait(false);
-                var status = response.ApplicationProperties?.GetValueOrDefault(ServiceBusAmqpNames.ManagementStatusCodeKey) is int code ? code : 500;
-                if (status is 200 or 202)
-                {
-                    return (response.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
-                }
-
-                if (status == 204)
-                {
-                    return null;
-                }
-
-                var description = response.ApplicationProperties?.GetValueOrDefault(ServiceBusAmqpNames.ManagementStatusDescriptionKey)?.ToString();
-                var condition = response.ApplicationProperties?.GetValueOrDefault(ServiceBusAmqpNames.ManagementErrorConditionKey) switch
-                {
-                    AmqpSymbol symbol => symbol.Value,
-                    string text => text,
-                    _ => null,
-                };
-                throw ServiceBusErrors.From(ServiceBusErrors.ManagementError(status, description, condition), EntityPath);
-            }, EntityPath, cancellationToken).ConfigureAwait(false);
+            return await _management.RequestAsync(operation, body, _link?.Name, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception e)
         {
             ServiceBusTelemetry.Fail(activity, e);
             throw;
-        }
-    }
-
-    private async Task<RequestResponseLink> GetManagementAsync(CancellationToken cancellationToken)
-    {
-        if (_management is { IsClosed: false } open)
-        {
-            return open;
-        }
-
-        await _managementGate.WaitAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            if (_management is { IsClosed: false } again)
-            {
-                return again;
-            }
-
-            var session = await _client.Scope.OpenSessionAsync(EntityPath, cancellationToken).ConfigureAwait(false);
-            _management = await RequestResponseLink.CreateAsync(session, EntityPath + ServiceBusAmqpNames.ManagementNodeSuffix, new Dictionary<object, object?>
-            {
-                [ServiceBusAmqpNames.EntityTypeProperty] = ServiceBusAmqpNames.EntityTypeManagement,
-                [ServiceBusAmqpNames.TimeoutProperty] = (uint)Retry.Options.TryTimeout.TotalMilliseconds,
-            }, cancellationToken).ConfigureAwait(false);
-            return _management;
-        }
-        finally
-        {
-            _managementGate.Release();
         }
     }
 

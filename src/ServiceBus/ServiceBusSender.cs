@@ -135,7 +135,7 @@ public class ServiceBusSender : IAsyncDisposable
         {
             var body = await _management.RequestAsync(ServiceBusAmqpNames.ScheduleMessageOperation,
                 new Dictionary<object, object?> { [ServiceBusAmqpNames.MessagesKey] = entries }, _link?.Name, cancellationToken).ConfigureAwait(false);
-            var sequenceNumbers = body.GetValueOrDefault(ServiceBusAmqpNames.SequenceNumbersKey) switch
+            var sequenceNumbers = body?.GetValueOrDefault(ServiceBusAmqpNames.SequenceNumbersKey) switch
             {
                 long[] longs => longs,
                 List<object?> values => [.. values.Select(v => Convert.ToInt64(v, System.Globalization.CultureInfo.InvariantCulture))],

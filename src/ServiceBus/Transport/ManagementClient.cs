@@ -5,18 +5,18 @@ using DroneDelivery.ServiceBus.Primitives;
 namespace DroneDelivery.ServiceBus.Transport;
 
 /// <summary>
-/// An entity's <c>$management</c> node for a sender: a request/response link opened on first use and again after
-/// a failure; each request carries the operation and server timeout, and the answer's <c>statusCode</c> decides
-/// between the response body and a <see cref="ServiceBusException"/>.
+/// An entity's <c>$management</c> node, for a sender or a receiver: a request/response link opened on first use
+/// and again after a failure; each request carries the operation, the server timeout and the link it concerns,
+/// and the answer's <c>statusCode</c> decides between the response body and a <see cref="ServiceBusException"/>.
 /// </summary>
 internal sealed class ManagementClient(ConnectionScope scope, string entityPath)
 {
     private readonly SemaphoreSlim _gate = new(1, 1);
     private RequestResponseLink? _link;
 
-    /// <summary>Runs an operation with the client's retry policy and returns the response body map.</summary>
-    public Task<Dictionary<object, object?>> RequestAsync(string operation, Dictionary<object, object?> body, string? associatedLinkName, CancellationToken cancellationToken) =>
-        scope.Retry.RunAsync(async (timeout, token) =>
+    /// <summary>Runs an operation with the client's retry policy and returns the response body map (null for 204 No Content).</summary>
+    public Task<Dictionary<object, object?>?> RequestAsync(string operation, Dictionary<object, object?> body, string? associatedLinkName, CancellationToken cancellationToken) =>
+        scope.Retry.RunAsync<Dictionary<object, object?>?>(async (timeout, token) =>
         {
             var link = await GetLinkAsync(token).ConfigureAwait(false);
             var request = new AmqpMessage
@@ -31,6 +31,11 @@ internal sealed class ManagementClient(ConnectionScope scope, string entityPath)
             };
             var response = await link.RequestAsync(request, timeout, token).ConfigureAwait(false);
             var status = response.ApplicationProperties?.GetValueOrDefault(ServiceBusAmqpNames.ManagementStatusCodeKey) is int code ? code : 500;
+            if (status == 204)
+            {
+                return null;
+            }
+
             if (status is >= 200 and < 300)
             {
                 return (response.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
