@@ -417,6 +417,166 @@ public sealed class OfficialSdkTests
         Assert.Equal(0, scope.Metrics.Counters.IncomingMessages);
     }
 
+    [Fact]
+    public async Task ReceiveAndDelete_receiver_takes_messages_without_locks()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
+        await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("one"), new Sdk.ServiceBusMessage("two")]);
+
+        var received = await ReceiveAsync(receiver, 2);
+
+        Assert.Equal(["one", "two"], received.Select(m => m.Body.ToString()));
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 0, LockedMessages: 0 }, Bound), $"{scope.Metrics}");
+        Assert.Null(await receiver.PeekMessageAsync());
+    }
+
+    [Fact]
+    public async Task Receive_that_finds_nothing_returns_empty_and_the_next_message_is_delivered_once()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+
+        var none = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromMilliseconds(300));
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("late"));
+        var late = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.CompleteMessageAsync(late!);
+
+        // The SDK releases a message that arrives while no receive call waits (the credit of the empty call was still
+        // open); a release is not a delivery attempt, so the message comes back with its count unchanged.
+        Assert.Empty(none);
+        Assert.Equal("late", late!.Body.ToString());
+        Assert.Equal(1, late.DeliveryCount);
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 0, LockedMessages: 0, Counters.Completed: 1 }, Bound), $"{scope.Metrics}");
+    }
+
+    [Fact]
+    public async Task Message_sent_with_ScheduledEnqueueTime_waits_for_the_emulator_clock()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await SdkScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("later") { ScheduledEnqueueTime = DateTimeOffset.UtcNow.AddMinutes(5) });
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("now"));
+
+        var first = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.CompleteMessageAsync(first!);
+        Assert.Equal(1, scope.Metrics.ScheduledMessages);
+        time.Advance(TimeSpan.FromMinutes(6));
+        var second = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.CompleteMessageAsync(second!);
+
+        Assert.Equal("now", first!.Body.ToString());
+        Assert.Equal("later", second!.Body.ToString());
+        Assert.True(second.SequenceNumber > first.SequenceNumber);
+    }
+
+    [Fact]
+    public async Task Processor_abandons_what_its_handler_throws_on_and_dead_letters_on_request()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("flaky") { MessageId = "f" }, new Sdk.ServiceBusMessage("poison") { MessageId = "p" }]);
+        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions { MaxConcurrentCalls = 2, AutoCompleteMessages = true });
+        var deliveries = new System.Collections.Concurrent.ConcurrentQueue<(string Id, int Count)>();
+        processor.ProcessMessageAsync += async args =>
+        {
+            deliveries.Enqueue((args.Message.MessageId, args.Message.DeliveryCount));
+            if (args.Message.MessageId == "p")
+            {
+                await args.DeadLetterMessageAsync(args.Message, "Unreadable", "no payload");
+            }
+            else if (args.Message.DeliveryCount == 1)
+            {
+                throw new InvalidOperationException("first attempt fails");
+            }
+        };
+        var handlerErrors = 0;
+        processor.ProcessErrorAsync += args =>
+        {
+            if (args.ErrorSource == Sdk.ServiceBusErrorSource.ProcessMessageCallback)
+            {
+                Interlocked.Increment(ref handlerErrors);
+            }
+
+            return Task.CompletedTask;
+        };
+
+        await processor.StartProcessingAsync();
+        var done = await Eventually.TrueAsync(() => scope.Metrics is { Counters.Completed: 1, DeadLetterMessages: 1 }, Bound);
+        await processor.StopProcessingAsync();
+        var deadLettered = await dlq.ReceiveMessageAsync(Bound);
+
+        Assert.True(done, $"{scope.Metrics}");
+        Assert.Equal(1, handlerErrors);
+        Assert.Contains(("f", 2), deliveries);
+        Assert.Equal(1, scope.Metrics.Counters.Abandoned);
+        Assert.Equal("Unreadable", deadLettered!.DeadLetterReason);
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Peek_shows_deferred_messages_and_the_dead_letter_queue_can_be_peeked()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("defer") { MessageId = "d" }, new Sdk.ServiceBusMessage("dead") { MessageId = "x" }]);
+        var deferMe = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.DeferMessageAsync(deferMe!);
+        var killMe = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.DeadLetterMessageAsync(killMe!, "Bad", "bad message");
+
+        var peeked = await receiver.PeekMessageAsync(deferMe!.SequenceNumber);
+        var peekedDead = await dlq.PeekMessageAsync();
+        var missing = await Assert.ThrowsAsync<Sdk.ServiceBusException>(() => receiver.ReceiveDeferredMessageAsync(killMe!.SequenceNumber + 100));
+        var deferred = await receiver.ReceiveDeferredMessagesAsync([deferMe.SequenceNumber]);
+        await receiver.RenewMessageLockAsync(deferred[0]);
+        await receiver.CompleteMessageAsync(deferred[0]);
+
+        Assert.Equal("d", peeked!.MessageId);
+        Assert.Equal(Sdk.ServiceBusMessageState.Deferred, peeked.State);
+        Assert.Equal("x", peekedDead!.MessageId);
+        Assert.Equal("Bad", peekedDead.DeadLetterReason);
+        Assert.Equal(Sdk.ServiceBusFailureReason.MessageNotFound, missing.Reason);
+        Assert.Equal(0, scope.Metrics.DeferredMessages);
+    }
+
+    [Fact]
+    public async Task Expired_message_is_dead_lettered_with_TTLExpiredException_when_the_queue_asks_for_it()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await SdkScope.StartAsync(q => q with { DeadLetteringOnMessageExpiration = true }, time);
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("stale") { TimeToLive = TimeSpan.FromMinutes(1) });
+
+        time.Advance(TimeSpan.FromMinutes(2));
+        var deadLettered = await dlq.ReceiveMessageAsync(Bound);
+        await dlq.CompleteMessageAsync(deadLettered!);
+
+        Assert.Equal("stale", deadLettered!.Body.ToString());
+        Assert.Equal("TTLExpiredException", deadLettered.DeadLetterReason);
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
+    [Fact]
+    public async Task Wrong_key_fails_receivers_and_peeks_with_UnauthorizedAccessException_too()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        var wrong = scope.Emulator.ConnectionString.Replace(ServiceBusEmulatorOptions.DevelopmentKey, "not-the-key", StringComparison.Ordinal);
+        await using var client = SdkScope.CreateClient(wrong);
+        await using var receiver = client.CreateReceiver(SdkScope.Queue);
+
+        await Assert.ThrowsAsync<UnauthorizedAccessException>(() => receiver.ReceiveMessageAsync(Bound));
+        await Assert.ThrowsAsync<UnauthorizedAccessException>(() => receiver.PeekMessageAsync());
+    }
+
     private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
     {
         var received = new List<Sdk.ServiceBusReceivedMessage>();
