@@ -577,6 +577,66 @@ public sealed class OfficialSdkTests
         await Assert.ThrowsAsync<UnauthorizedAccessException>(() => receiver.PeekMessageAsync());
     }
 
+    [Fact]
+    public async Task Session_receiver_is_refused_and_the_connection_keeps_working()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+
+        var error = await Assert.ThrowsAnyAsync<Exception>(async () => await scope.Client.AcceptSessionAsync(SdkScope.Queue, "s-1"));
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("after"));
+
+        // amqp:not-implemented, which the SDK surfaces as NotSupportedException.
+        Assert.IsType<NotSupportedException>(error);
+        Assert.Equal(1, scope.Metrics.ActiveMessages);
+        Assert.Equal(1, scope.Emulator.ConnectionCount);
+    }
+
+    [Fact]
+    public async Task Processor_on_an_unknown_queue_reports_MessagingEntityNotFound()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var processor = scope.Client.CreateProcessor("no-such-queue");
+        var reported = new TaskCompletionSource<Sdk.ServiceBusException>(TaskCreationOptions.RunContinuationsAsynchronously);
+        processor.ProcessMessageAsync += _ => Task.CompletedTask;
+        processor.ProcessErrorAsync += args =>
+        {
+            if (args.Exception is Sdk.ServiceBusException e)
+            {
+                reported.TrySetResult(e);
+            }
+
+            return Task.CompletedTask;
+        };
+
+        await processor.StartProcessingAsync();
+        var error = await reported.Task.WaitAsync(Bound);
+        await processor.StopProcessingAsync();
+
+        Assert.Equal(Sdk.ServiceBusFailureReason.MessagingEntityNotFound, error.Reason);
+        Assert.Equal(1, scope.Emulator.ConnectionCount);
+    }
+
+    [Fact]
+    public async Task Several_scheduled_messages_are_cancelled_together_and_peeks_continue_where_they_left_off()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        var at = DateTimeOffset.UtcNow.AddHours(1);
+
+        var sequences = await sender.ScheduleMessagesAsync(Enumerable.Range(0, 4).Select(i => new Sdk.ServiceBusMessage($"{i}")), at);
+        var first = await receiver.PeekMessagesAsync(2);
+        var rest = await receiver.PeekMessagesAsync(10);
+        await sender.CancelScheduledMessagesAsync(sequences);
+
+        Assert.Equal(4, sequences.Count);
+        Assert.Equal(["0", "1"], first.Select(m => m.Body.ToString()));
+        Assert.Equal(["2", "3"], rest.Select(m => m.Body.ToString()));
+        Assert.Equal(0, scope.Metrics.ScheduledMessages);
+        Assert.Null(await receiver.PeekMessageAsync(sequences[0]));
+    }
+
     private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
     {
         var received = new List<Sdk.ServiceBusReceivedMessage>();
