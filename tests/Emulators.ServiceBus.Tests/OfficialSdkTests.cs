@@ -637,6 +637,91 @@ public sealed class OfficialSdkTests
         Assert.Null(await receiver.PeekMessageAsync(sequences[0]));
     }
 
+    [Fact]
+    public async Task Batch_filled_to_its_size_limit_is_accepted()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
+
+        using var batch = await sender.CreateMessageBatchAsync();
+        var count = 0;
+        while (batch.TryAddMessage(new Sdk.ServiceBusMessage(new byte[1000]) { MessageId = $"{count}" }))
+        {
+            count++;
+        }
+
+        await sender.SendMessagesAsync(batch);
+        var received = await ReceiveAsync(receiver, count);
+
+        Assert.InRange(count, 200, 262);
+        Assert.Equal(count, received.Count);
+        Assert.Equal(count, scope.Metrics.Counters.IncomingMessages);
+    }
+
+    [Fact]
+    public async Task Value_and_sequence_bodies_and_custom_annotations_round_trip()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        var value = new Sdk.ServiceBusMessage(new Azure.Core.Amqp.AmqpAnnotatedMessage(Azure.Core.Amqp.AmqpMessageBody.FromValue(new Dictionary<string, object> { ["drone"] = "d-7", ["battery"] = 81 })));
+        value.GetRawAmqpMessage().MessageAnnotations["x-opt-drone-hint"] = "north";
+        var sequence = new Sdk.ServiceBusMessage(new Azure.Core.Amqp.AmqpAnnotatedMessage(Azure.Core.Amqp.AmqpMessageBody.FromSequence([new List<object> { 1, "two" }])));
+        await sender.SendMessagesAsync([value, sequence]);
+
+        var received = await ReceiveAsync(receiver, 2, complete: true);
+        var first = received[0].GetRawAmqpMessage();
+        var second = received[1].GetRawAmqpMessage();
+
+        Assert.True(first.Body.TryGetValue(out var map));
+        var entries = Assert.IsAssignableFrom<System.Collections.IDictionary>(map);
+        Assert.Equal("d-7", entries["drone"]);
+        Assert.Equal(81, entries["battery"]);
+        Assert.Equal("north", first.MessageAnnotations["x-opt-drone-hint"]);
+        Assert.True(second.Body.TryGetSequence(out var sections));
+        Assert.Equal([1, "two"], sections!.Single());
+    }
+
+    [Fact]
+    public async Task Dead_letter_and_defer_apply_the_properties_to_modify()
+    {
+        await using var scope = await SdkScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("dead") { MessageId = "x" }, new Sdk.ServiceBusMessage("later") { MessageId = "d" }]);
+
+        var dead = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.DeadLetterMessageAsync(dead!, new Dictionary<string, object> { ["stage"] = "validation", ["attempt"] = 3 }, "Invalid", "bad field");
+        var later = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.DeferMessageAsync(later!, new Dictionary<string, object> { ["parkedBy"] = "dispatcher" });
+        var deadLettered = await dlq.ReceiveMessageAsync(Bound);
+        var deferred = await receiver.ReceiveDeferredMessageAsync(later!.SequenceNumber);
+
+        Assert.Equal("validation", deadLettered!.ApplicationProperties["stage"]);
+        Assert.Equal(3, deadLettered.ApplicationProperties["attempt"]);
+        Assert.Equal("Invalid", deadLettered.DeadLetterReason);
+        Assert.Equal("bad field", deadLettered.DeadLetterErrorDescription);
+        Assert.Equal("dispatcher", deferred.ApplicationProperties["parkedBy"]);
+    }
+
+    [Fact]
+    public async Task Duplicate_MessageId_is_dropped_when_the_queue_requires_duplicate_detection()
+    {
+        await using var scope = await SdkScope.StartAsync(q => q with { RequiresDuplicateDetection = true });
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("first") { MessageId = "same" });
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("second") { MessageId = "same" });
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("other") { MessageId = "other" });
+        var received = await ReceiveAsync(receiver, 2, complete: true);
+
+        Assert.Equal(["first", "other"], received.Select(m => m.Body.ToString()));
+        Assert.Equal(0, scope.Metrics.ActiveMessages);
+    }
+
     private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
     {
         var received = new List<Sdk.ServiceBusReceivedMessage>();
