@@ -275,7 +275,8 @@ public sealed class OfficialSdkTests
     {
         // The SDK schedules renewals on the real clock, so the emulator keeps the real clock here; the handler
         // returns only once the emulator has seen two renewals, whatever the machine's speed.
-        await using var scope = await SdkScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(4) });
+        // A 6 s lock: the SDK renews with half the remaining time to spare, 3 s of slack for a busy machine.
+        await using var scope = await SdkScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(6) });
         await using var sender = scope.Client.CreateSender(SdkScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("slow work"));
         await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions
@@ -302,6 +303,50 @@ public sealed class OfficialSdkTests
         Assert.Empty(errors);
         Assert.Equal(0, scope.Metrics.Counters.LockExpirations);
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
+    }
+
+    [Fact]
+    public async Task Processor_without_lock_renewal_reports_MessageLockLost_when_its_handler_outlives_the_lock()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var scope = await SdkScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("slow"));
+        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions
+        {
+            AutoCompleteMessages = true,
+            MaxAutoLockRenewalDuration = TimeSpan.Zero,
+        });
+        var lost = new TaskCompletionSource<Sdk.ServiceBusErrorSource>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var attempts = 0;
+        processor.ProcessMessageAsync += args =>
+        {
+            if (Interlocked.Increment(ref attempts) == 1)
+            {
+                time.Advance(TimeSpan.FromSeconds(31)); // the handler "takes" longer than the 30 s lock
+            }
+
+            return Task.CompletedTask;
+        };
+        processor.ProcessErrorAsync += args =>
+        {
+            if (args.Exception is Sdk.ServiceBusException { Reason: Sdk.ServiceBusFailureReason.MessageLockLost })
+            {
+                lost.TrySetResult(args.ErrorSource);
+            }
+
+            return Task.CompletedTask;
+        };
+
+        await processor.StartProcessingAsync();
+        var source = await lost.Task.WaitAsync(Bound);
+        var redelivered = await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, Bound);
+        await processor.StopProcessingAsync();
+
+        Assert.Equal(Sdk.ServiceBusErrorSource.Complete, source);
+        Assert.True(redelivered, $"{scope.Metrics}");
+        Assert.Equal(2, attempts);
+        Assert.Equal(1, scope.Metrics.Counters.LockLostSettlements);
     }
 
     [Fact]
