@@ -145,6 +145,21 @@ public sealed class CodecTests
         Assert.Equal(1.5m, d64);
     }
 
+    [Theory]
+    [InlineData("940C3C00000000000000000000000004D2")] // 12.34m as Microsoft.Azure.Amqp writes it (exponent bits shifted)
+    [InlineData("947C000000000000000000000000000000")]   // decimal128 NaN
+    public void Decimals_System_Decimal_cannot_hold_pass_through_unchanged(string hex)
+    {
+        var encoded = Convert.FromHexString(hex);
+
+        var decoded = new AmqpReader(encoded).ReadObject();
+        using var buffer = new ByteBuffer(32);
+        AmqpEncoder.WriteObject(buffer, decoded);
+
+        Assert.IsType<AmqpUnmappedDecimal>(decoded);
+        Assert.Equal(hex, Convert.ToHexString(buffer.ToArray()));
+    }
+
     [Fact]
     public void Unknown_described_types_decode_as_described_values()
     {

@@ -284,6 +284,10 @@ public static class AmqpEncoder
             case float f: WriteFloat(buffer, f); break;
             case double d: WriteDouble(buffer, d); break;
             case decimal m: WriteDecimal(buffer, m); break;
+            case AmqpUnmappedDecimal unmapped:
+                buffer.WriteByte(unmapped.FormatCode);
+                buffer.Write(unmapped.Encoding);
+                break;
             case char c: WriteChar(buffer, new Rune(c)); break;
             case Rune r: WriteChar(buffer, r); break;
             case DateTime t: WriteTimestamp(buffer, t); break;

@@ -302,9 +302,9 @@ public ref struct AmqpReader
             case FormatCode.Long: return BinaryPrimitives.ReadInt64BigEndian(ReadRaw(8));
             case FormatCode.Float: return BinaryPrimitives.ReadSingleBigEndian(ReadRaw(4));
             case FormatCode.Double: return BinaryPrimitives.ReadDoubleBigEndian(ReadRaw(8));
-            case FormatCode.Decimal32: return AmqpDecimal.Decode(ReadRaw(4));
-            case FormatCode.Decimal64: return AmqpDecimal.Decode(ReadRaw(8));
-            case FormatCode.Decimal128: return AmqpDecimal.Decode(ReadRaw(16));
+            case FormatCode.Decimal32: return ReadDecimal(code, ReadRaw(4));
+            case FormatCode.Decimal64: return ReadDecimal(code, ReadRaw(8));
+            case FormatCode.Decimal128: return ReadDecimal(code, ReadRaw(16));
             case FormatCode.Char: return ReadRune(ReadRaw(4));
             case FormatCode.Timestamp: return FromUnixMilliseconds(BinaryPrimitives.ReadInt64BigEndian(ReadRaw(8)));
             case FormatCode.Uuid: return new Guid(ReadRaw(16), bigEndian: true);
@@ -536,6 +536,19 @@ public ref struct AmqpReader
         var slice = _span.Slice(_position, count);
         _position += count;
         return slice;
+    }
+
+    /// <summary>A <see cref="decimal"/> when it can hold the value; otherwise the encoding itself, to pass on unchanged.</summary>
+    private static object ReadDecimal(byte code, ReadOnlySpan<byte> bytes)
+    {
+        try
+        {
+            return AmqpDecimal.Decode(bytes);
+        }
+        catch (AmqpDecodeException)
+        {
+            return new AmqpUnmappedDecimal(code, bytes.ToArray());
+        }
     }
 
     private static Rune ReadRune(ReadOnlySpan<byte> bytes)

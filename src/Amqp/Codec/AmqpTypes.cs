@@ -11,6 +11,27 @@ public readonly record struct AmqpSymbol(string Value)
 /// <summary>A described value whose descriptor this codec does not map to a known type.</summary>
 public sealed record DescribedValue(object Descriptor, object? Value);
 
+/// <summary>
+/// A decimal32, decimal64 or decimal128 that <see cref="decimal"/> cannot hold (a NaN, an infinity, or an exponent or
+/// precision beyond its range), kept as its encoding so that it passes through a decode and an encode unchanged.
+/// Microsoft.Azure.Amqp, for one, writes a System.Decimal's decimal128 exponent in a layout other decoders read as
+/// such a value.
+/// </summary>
+public sealed class AmqpUnmappedDecimal(byte formatCode, byte[] encoding)
+{
+    /// <summary>0x74 (decimal32), 0x84 (decimal64) or 0x94 (decimal128).</summary>
+    public byte FormatCode { get; } = formatCode;
+
+    /// <summary>The 4, 8 or 16 bytes after the format code, as received.</summary>
+    public byte[] Encoding { get; } = encoding;
+
+    public override bool Equals(object? obj) => obj is AmqpUnmappedDecimal other && other.FormatCode == FormatCode && other.Encoding.AsSpan().SequenceEqual(Encoding);
+
+    public override int GetHashCode() => HashCode.Combine(FormatCode, Encoding.Length > 0 ? Encoding[^1] : 0);
+
+    public override string ToString() => $"decimal(0x{FormatCode:x2}: {Convert.ToHexString(Encoding)})";
+}
+
 /// <summary>Format codes of the AMQP 1.0 type system (section 1.6).</summary>
 internal static class FormatCode
 {

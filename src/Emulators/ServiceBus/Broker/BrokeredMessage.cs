@@ -105,11 +105,42 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
         if (_bare is null)
         {
             using var buffer = new ByteBuffer(512);
-            new AmqpMessage { Properties = Message.Properties, ApplicationProperties = Message.ApplicationProperties, Body = Message.Body, Footer = Message.Footer }.Encode(buffer);
+            new AmqpMessage { Properties = DeliveredProperties(), ApplicationProperties = Message.ApplicationProperties, Body = Message.Body, Footer = Message.Footer }.Encode(buffer);
             _bare = buffer.ToArray();
         }
 
         return _bare;
+    }
+
+    /// <summary>
+    /// The properties as delivered, as the service sets them: creation-time is the enqueued time and absolute-expiry-time the
+    /// broker's expiry, the enqueued time plus the time to live in force. The SDK reads ExpiresAt from the latter and
+    /// TimeToLive from their difference; left as the sender set them, both would follow the sender's clock.
+    /// </summary>
+    private MessageProperties? DeliveredProperties()
+    {
+        var sent = Message.Properties;
+        if (ExpiresAt == DateTime.MaxValue)
+        {
+            return sent;
+        }
+
+        return new MessageProperties
+        {
+            MessageId = sent?.MessageId,
+            UserId = sent?.UserId,
+            To = sent?.To,
+            Subject = sent?.Subject,
+            ReplyTo = sent?.ReplyTo,
+            CorrelationId = sent?.CorrelationId,
+            ContentType = sent?.ContentType,
+            ContentEncoding = sent?.ContentEncoding,
+            AbsoluteExpiryTime = ExpiresAt,
+            CreationTime = EnqueuedTime,
+            GroupId = sent?.GroupId,
+            GroupSequence = sent?.GroupSequence,
+            ReplyToGroupId = sent?.ReplyToGroupId,
+        };
     }
 
     /// <summary>Applies properties-to-modify (abandon, defer, dead-letter) as application properties, as Service Bus does.</summary>
