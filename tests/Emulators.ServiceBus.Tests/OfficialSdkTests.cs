@@ -275,8 +275,8 @@ public sealed class OfficialSdkTests
     {
         // The SDK schedules renewals on the real clock, so the emulator keeps the real clock here; the handler
         // returns only once the emulator has seen two renewals, whatever the machine's speed.
-        // A 6 s lock: the SDK renews with half the remaining time to spare, 3 s of slack for a busy machine.
-        await using var scope = await SdkScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(6) });
+        // A 20 s lock: the SDK renews with half the remaining time to spare, 10 s of slack for a busy machine.
+        await using var scope = await SdkScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(20) });
         await using var sender = scope.Client.CreateSender(SdkScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("slow work"));
         await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions
@@ -287,7 +287,7 @@ public sealed class OfficialSdkTests
         });
         var renewed = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
         var errors = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
-        processor.ProcessMessageAsync += async _ => renewed.TrySetResult(await Eventually.TrueAsync(() => scope.Metrics.Counters.LockRenewals >= 2, Bound));
+        processor.ProcessMessageAsync += async _ => renewed.TrySetResult(await Eventually.TrueAsync(() => scope.Metrics.Counters.LockRenewals >= 2, Bound * 3));
         processor.ProcessErrorAsync += args =>
         {
             errors.Enqueue(args.Exception);
@@ -295,7 +295,7 @@ public sealed class OfficialSdkTests
         };
 
         await processor.StartProcessingAsync();
-        Assert.True(await renewed.Task.WaitAsync(Bound * 2), "the processor never renewed the lock twice");
+        Assert.True(await renewed.Task.WaitAsync(Bound * 4), "the processor never renewed the lock twice");
         var completed = await Eventually.TrueAsync(() => scope.Metrics.Counters.Completed == 1, Bound);
         await processor.StopProcessingAsync();
 
