@@ -116,3 +116,30 @@ test("a query with a partition key pages with a small maxItemCount and resumes f
   const { resources: all } = await container.items.query(query, { partitionKey: "owner-pk" }).fetchAll();
   assert.equal(all.length, 7);
 });
+
+test("a patch as a bare array of operations (the SDK's form without a condition) is applied", { timeout: 30_000 }, async () => {
+  await container.items.create({ id: "patch-1", ownerId: "owner-patch", weight: 2, tags: ["a"] });
+  const { statusCode, resource } = await container.item("patch-1", "owner-patch").patch([
+    { op: "incr", path: "/weight", value: 3 },
+    { op: "set", path: "/label", value: "fragile" },
+    { op: "add", path: "/tags/-", value: "b" },
+  ]);
+  assert.equal(statusCode, 200);
+  assert.equal(resource.weight, 5);
+  assert.equal(resource.label, "fragile");
+  assert.deepEqual(resource.tags, ["a", "b"]);
+});
+
+test("a patch with a condition ({ condition, operations }) is applied only when the condition holds", { timeout: 30_000 }, async () => {
+  await container.items.create({ id: "patch-2", ownerId: "owner-patch", weight: 2 });
+  const applied = await container.item("patch-2", "owner-patch").patch({
+    condition: "FROM c WHERE c.weight < 10",
+    operations: [{ op: "set", path: "/weight", value: 7 }],
+  });
+  assert.equal(applied.resource.weight, 7);
+  await assert.rejects(
+    container.item("patch-2", "owner-patch").patch({ condition: "FROM c WHERE c.weight > 10", operations: [{ op: "set", path: "/weight", value: 100 }] }),
+    (e) => e.code === 412);
+  const { resource } = await container.item("patch-2", "owner-patch").read();
+  assert.equal(resource.weight, 7);
+});
