@@ -80,6 +80,11 @@ internal sealed class PreparedQuery
             throw new QueryException("A query cannot have both TOP and OFFSET LIMIT.");
         }
 
+        if (query.Distinct && (query.OrderBy.Count > 0 || query.Offset is not null || aggregates.Count > 0))
+        {
+            throw QueryException.Unsupported("DISTINCT together with ORDER BY, OFFSET LIMIT or aggregates");
+        }
+
         if (query.OrderBy.Count > 1)
         {
             throw QueryException.Unsupported("ORDER BY on more than one property");

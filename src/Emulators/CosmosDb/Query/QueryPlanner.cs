@@ -32,6 +32,9 @@ internal sealed record QueryPlan
 
     public bool HasSelectValue { get; init; }
 
+    /// <summary>"None", or "Unordered" for DISTINCT without ORDER BY: the client removes duplicates across partitions.</summary>
+    public string DistinctType { get; init; } = "None";
+
     public required IReadOnlyList<QueryRange> Ranges { get; init; }
 
     /// <summary>Writes the plan in the shape of the SDK's <c>PartitionedQueryExecutionInfo</c>.</summary>
@@ -40,7 +43,7 @@ internal sealed record QueryPlan
         writer.WriteStartObject();
         writer.WriteNumber("partitionedQueryExecutionInfoVersion", 2);
         writer.WriteStartObject("queryInfo");
-        writer.WriteString("distinctType", "None");
+        writer.WriteString("distinctType", DistinctType);
         WriteNullable(writer, "top", Top);
         WriteNullable(writer, "offset", Offset);
         WriteNullable(writer, "limit", Limit);
@@ -142,6 +145,7 @@ internal static class QueryPlanner
                 Offset = offset,
                 Limit = limit,
                 HasSelectValue = query.SelectValue is not null,
+                DistinctType = query.Distinct ? "Unordered" : "None",
                 Ranges = ranges,
             };
         }

@@ -38,10 +38,7 @@ internal sealed class SqlParser
     private SqlQuery ParseQuery()
     {
         Expect("SELECT");
-        if (Current.IsKeyword("DISTINCT"))
-        {
-            throw QueryException.Unsupported("DISTINCT");
-        }
+        var distinct = Accept("DISTINCT");
 
         SqlExpression? top = null;
         if (Accept("TOP"))
@@ -162,6 +159,7 @@ internal sealed class SqlParser
 
         return new SqlQuery
         {
+            Distinct = distinct,
             SelectAll = selectAll,
             SelectValue = selectValue,
             SelectItems = items,

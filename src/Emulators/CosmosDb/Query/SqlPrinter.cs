@@ -9,6 +9,11 @@ internal static class SqlPrinter
     public static string Print(SqlQuery query)
     {
         var text = new StringBuilder("SELECT ");
+        if (query.Distinct)
+        {
+            text.Append("DISTINCT ");
+        }
+
         if (query.Top is not null)
         {
             text.Append("TOP ").Append(Print(query.Top)).Append(' ');
