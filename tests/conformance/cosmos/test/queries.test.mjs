@@ -168,3 +168,28 @@ test("GROUP BY and DISTINCT with ORDER BY are refused with 400 naming the featur
   await assert.rejects(container.items.query("SELECT DISTINCT VALUE c.colour FROM c ORDER BY c.colour").fetchAll(),
     (e) => e.code === 400 && /DISTINCT together with ORDER BY/.test(e.message));
 });
+
+test("ORDER BY, TOP and OFFSET LIMIT resume from a continuation token in a fresh iterator (enableQueryControl)", { timeout: 60_000 }, async () => {
+  // Without enableQueryControl the SDK gives no continuation token for queries it merges itself;
+  // with it, the token records each partition key range's own continuation and the merge state.
+  const cases = [
+    ["SELECT VALUE c.n FROM c ORDER BY c.n", items.map((i) => i.n)],
+    ["SELECT VALUE c.n FROM c ORDER BY c.n DESC", items.map((i) => i.n).reverse()],
+    ["SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 4 LIMIT 11", items.map((i) => i.n).slice(4, 15)],
+  ];
+  for (const [query, expected] of cases) {
+    const options = { maxItemCount: 3, enableQueryControl: true };
+    const first = await container.items.query(query, options).fetchNext();
+    assert.ok(first.continuationToken, `${query}: a continuation token after the first page`);
+    const rest = await drain(container.items.query(query, { ...options, continuationToken: first.continuationToken }));
+    assert.deepEqual([...first.resources, ...rest.results], expected, query);
+  }
+
+  const top = "SELECT TOP 9 VALUE c.n FROM c WHERE c.n >= 2";
+  const first = await container.items.query(top, { maxItemCount: 3, enableQueryControl: true }).fetchNext();
+  const rest = await drain(container.items.query(top, { maxItemCount: 3, enableQueryControl: true, continuationToken: first.continuationToken }));
+  const all = [...first.resources, ...rest.results];
+  assert.equal(all.length, 9);
+  assert.equal(new Set(all).size, 9);
+  assert.ok(all.every((n) => n >= 2));
+});
