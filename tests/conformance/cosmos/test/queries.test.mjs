@@ -193,3 +193,8 @@ test("ORDER BY, TOP and OFFSET LIMIT resume from a continuation token in a fresh
   assert.equal(new Set(all).size, 9);
   assert.ok(all.every((n) => n >= 2));
 });
+
+test("aggregates without VALUE are combined across partitions", { timeout: 30_000 }, async () => {
+  const { resources } = await container.items.query("SELECT COUNT(1) AS n, SUM(c.n) AS total, MAX(c.weight) AS heaviest FROM c").fetchAll();
+  assert.deepEqual(resources, [{ n: count, total: items.reduce((a, i) => a + i.n, 0), heaviest: 9 }]);
+});
