@@ -93,7 +93,7 @@ internal static class QueryHandlers
     /// the physical partitions are read in range order, as many as it takes to fill the page, each
     /// admitted, charged and delayed like a page of its own; the continuation names the partition to go
     /// on with and that partition's own continuation. Anything that needs merging across partitions
-    /// (ORDER BY, aggregates, TOP, OFFSET LIMIT, DISTINCT) is answered 400/1004 with the query plan, as the
+    /// (ORDER BY, aggregates, TOP, OFFSET LIMIT, DISTINCT, GROUP BY) is answered 400/1004 with the query plan, as the
     /// service's gateway answers it: the client then runs the plan's per-range queries itself.
     /// </summary>
     private static GatewayResponse CrossPartition(
@@ -101,7 +101,8 @@ internal static class QueryHandlers
     {
         var prepared = spec.Query;
         var query = prepared.Query;
-        if (prepared.IsAggregate || prepared.OrderBy is not null || query.Top is not null || query.Offset is not null || query.Distinct)
+        if (prepared.IsAggregate || prepared.OrderBy is not null || query.Top is not null || query.Offset is not null || query.Distinct
+            || prepared.IsGrouped)
         {
             return NotServable(container, spec, operation);
         }

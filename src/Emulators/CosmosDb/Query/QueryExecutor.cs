@@ -41,6 +41,11 @@ internal static class QueryExecutor
         var compiler = new ExpressionCompiler(query.Alias, parameters);
         var where = query.Where is null ? null : compiler.Compile(query.Where);
         var documents = Candidates(prepared, compiler, snapshot, scope);
+        if (prepared.IsGrouped)
+        {
+            return ExecuteGrouped(prepared, parameters, where, compiler, documents, scope, pageSize, continuation);
+        }
+
         if (prepared.IsAggregate)
         {
             return ExecuteAggregate(prepared, parameters, where, compiler, documents, scope);
@@ -246,6 +251,70 @@ internal static class QueryExecutor
 
         var next = hasMore ? new ContinuationToken(-1, skip + rows.Count, null).Format() : null;
         return new QueryPage(rows, next, documentsRead);
+    }
+
+    /// <summary>
+    /// GROUP BY: the partition's groups in the order their first item was stored, each projected with
+    /// its own aggregates; a page resumes after the number of groups already returned.
+    /// </summary>
+    private static QueryPage ExecuteGrouped(
+        PreparedQuery prepared,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        CompiledExpression? where,
+        ExpressionCompiler compiler,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        int pageSize,
+        string? continuation)
+    {
+        var query = prepared.Query;
+        var skip = continuation is null ? 0 : ContinuationToken.Parse(continuation).Passed;
+        var keys = query.GroupBy.Select(compiler.Compile).ToArray();
+        var arguments = prepared.AggregateCalls.Select(call => compiler.Compile(call.Arguments[0])).ToArray();
+        var groups = new Dictionary<string, (QueryValue Representative, Aggregator[] Aggregators)>(StringComparer.Ordinal);
+        var order = new List<string>();
+        var matched = 0;
+        foreach (var (document, _) in InsertionOrder(where, documents, scope, null))
+        {
+            matched++;
+            var value = document.Value;
+            var key = CanonicalKey(QueryValue.FromArray([.. keys.Select(k => k(value))]));
+            if (!groups.TryGetValue(key, out var group))
+            {
+                group = (value, [.. prepared.AggregateCalls.Select(call => new Aggregator(call))]);
+                groups[key] = group;
+                order.Add(key);
+            }
+
+            for (var i = 0; i < arguments.Length; i++)
+            {
+                group.Aggregators[i].Add(arguments[i](value));
+            }
+        }
+
+        var rows = new List<QueryValue>();
+        var hasMore = false;
+        for (var i = (int)Math.Min(skip, order.Count); i < order.Count; i++)
+        {
+            if (rows.Count >= pageSize)
+            {
+                hasMore = true;
+                break;
+            }
+
+            var (representative, aggregators) = groups[order[i]];
+            var results = new Dictionary<FunctionCallExpression, QueryValue>(ReferenceEqualityComparer.Instance);
+            foreach (var aggregator in aggregators)
+            {
+                results[aggregator.Call] = aggregator.Result;
+            }
+
+            var row = Projection(query, new ExpressionCompiler(query.Alias, parameters) { AggregateResults = results })(representative);
+            rows.Add(row.IsUndefined ? QueryValue.FromObject([]) : row);
+        }
+
+        var next = hasMore ? new ContinuationToken(-1, skip + rows.Count, null).Format() : null;
+        return new QueryPage(rows, next, matched);
     }
 
     /// <summary>A text equal for equal values: object properties in name order, numbers as doubles.</summary>

@@ -92,6 +92,9 @@ internal sealed record SqlQuery
 
     public SqlExpression? Where { get; init; }
 
+    /// <summary>The GROUP BY expressions; empty without GROUP BY.</summary>
+    public IReadOnlyList<SqlExpression> GroupBy { get; init; } = [];
+
     public IReadOnlyList<OrderByItem> OrderBy { get; init; } = [];
 
     public SqlExpression? Offset { get; init; }

@@ -116,9 +116,15 @@ internal sealed class SqlParser
             where = ParseExpression();
         }
 
-        if (Current.IsKeyword("GROUP"))
+        var groupBy = new List<SqlExpression>();
+        if (Accept("GROUP"))
         {
-            throw QueryException.Unsupported("GROUP BY");
+            Expect("BY");
+            do
+            {
+                groupBy.Add(ParseExpression());
+            }
+            while (AcceptSymbol(","));
         }
 
         var orderBy = new List<OrderByItem>();
@@ -167,6 +173,7 @@ internal sealed class SqlParser
             FromName = fromName,
             Alias = alias2,
             Where = where,
+            GroupBy = groupBy,
             OrderBy = orderBy,
             Offset = offset,
             Limit = limit,

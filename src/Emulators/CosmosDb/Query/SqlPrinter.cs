@@ -43,6 +43,11 @@ internal static class SqlPrinter
             text.Append(" WHERE ").Append(Print(query.Where));
         }
 
+        if (query.GroupBy.Count > 0)
+        {
+            text.Append(" GROUP BY ").AppendJoin(", ", query.GroupBy.Select(Print));
+        }
+
         if (query.OrderBy.Count > 0)
         {
             text.Append(" ORDER BY ").AppendJoin(", ", query.OrderBy.Select(o => Print(o.Expression) + (o.Descending ? " DESC" : " ASC")));
