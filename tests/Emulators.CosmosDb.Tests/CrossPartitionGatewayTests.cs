@@ -87,6 +87,21 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
         Assert.All(metrics.Partitions, p => Assert.True(p.Requests >= 1));
     }
 
+    [Fact]
+    public async Task Partition_key_equality_narrows_the_gateway_served_query_to_its_partition()
+    {
+        using var http = new HttpClient();
+
+        using var response = await http.SendAsync(Query("SELECT * FROM c WHERE c.ownerId = 'owner-3' AND c.n >= 0", maxItemCount: -1, null));
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var body = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        var matched = Enumerable.Range(0, Count).Count(i => i % 13 == 3);
+        Assert.Equal(matched, body.RootElement.GetProperty("_count").GetInt32());
+        var charge = double.Parse(response.Headers.GetValues("x-ms-request-charge").Single(), CultureInfo.InvariantCulture);
+        Assert.Equal(3.2 + (matched * 0.02), charge, 2);
+    }
+
     [Theory]
     [InlineData("SELECT * FROM c ORDER BY c.n DESC", "orderBy", "Descending")]
     [InlineData("SELECT VALUE COUNT(1) FROM c", "aggregates", "Count")]

@@ -381,7 +381,7 @@ internal static class QueryPlanner
     /// The EPK ranges the query can touch: a point range per value when the WHERE clause pins the
     /// partition key with <c>=</c> or <c>IN</c> at its top level, otherwise the whole space.
     /// </summary>
-    private static IReadOnlyList<QueryRange> TargetRanges(
+    public static IReadOnlyList<QueryRange> TargetRanges(
         SqlQuery query,
         IReadOnlyDictionary<string, QueryValue> parameters,
         IReadOnlyList<string> partitionKeyPath,
