@@ -2,7 +2,7 @@
 // (@azure/cosmos) sees them on the emulator.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startEmulator } from "./emulator.mjs";
+import { startEmulator } from "../emulator.mjs";
 
 let emulator;
 let client;

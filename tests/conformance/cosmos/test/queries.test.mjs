@@ -5,7 +5,7 @@
 // per partition key range and merges.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startEmulator } from "./emulator.mjs";
+import { startEmulator } from "../emulator.mjs";
 
 const count = 41;
 let emulator;

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { CosmosClient } from "@azure/cosmos";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repository = resolve(here, "../../../..");
+const repository = resolve(here, "../../..");
 
 /** The well-known emulator key (docs/emulators/cosmos-db.md). */
 export const key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
