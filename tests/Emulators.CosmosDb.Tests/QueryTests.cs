@@ -184,8 +184,9 @@ public sealed class QueryTests(QueryTests.Deliveries data) : IClassFixture<Query
     }
 
     [Theory]
-    [InlineData("SELECT c.ownerId, COUNT(1) FROM c GROUP BY c.ownerId", "GROUP BY")]
-    [InlineData("SELECT DISTINCT c.ownerId FROM c", "DISTINCT")]
+    [InlineData("SELECT c.ownerId, COUNT(1) FROM c GROUP BY c.ownerId ORDER BY c.ownerId", "GROUP BY together with")]
+    [InlineData("SELECT c.ownerId, c.year FROM c GROUP BY c.ownerId", "GROUP BY expression")]
+    [InlineData("SELECT DISTINCT c.ownerId FROM c ORDER BY c.ownerId", "DISTINCT together with ORDER BY")]
     [InlineData("SELECT * FROM c JOIN t IN c.tags", "JOIN")]
     [InlineData("SELECT * FROM c WHERE c.droneId LIKE 'drone%'", "LIKE")]
     [InlineData("SELECT * FROM c WHERE ST_DISTANCE(c.a, c.b) > 1", "ST_DISTANCE")]

@@ -25,7 +25,10 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
     public bool HeaderIsTrue(string name) => bool.TryParse(Header(name), out var value) && value;
 
     /// <summary>The body as a JSON object, or a 400 explaining why it is not one.</summary>
-    public JsonDocument ParseJsonObject()
+    public JsonDocument ParseJsonObject() => ParseJson(allowArray: false);
+
+    /// <summary>The body as a JSON object or, when <paramref name="allowArray"/>, an array; otherwise a 400.</summary>
+    public JsonDocument ParseJson(bool allowArray)
     {
         if (Body.Length == 0)
         {
@@ -42,10 +45,11 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
             throw new BadRequestException($"The request body is not valid JSON: {e.Message}");
         }
 
-        if (document.RootElement.ValueKind != JsonValueKind.Object)
+        if (document.RootElement.ValueKind != JsonValueKind.Object
+            && !(allowArray && document.RootElement.ValueKind == JsonValueKind.Array))
         {
             document.Dispose();
-            throw new BadRequestException("The request body must be a JSON object.");
+            throw new BadRequestException(allowArray ? "The request body must be a JSON object or array." : "The request body must be a JSON object.");
         }
 
         return document;

@@ -107,7 +107,9 @@ internal static class ItemHandlers
     public static GatewayResponse Patch(GatewayRequest request, ContainerResource container, string id)
     {
         const string operation = CosmosEmulatorOperations.PatchItem;
-        using var body = request.ParseJsonObject();
+        // The .NET SDK sends {"operations": [...], "condition": ...}; the JavaScript SDK sends a bare array
+        // of operations unless a condition is given.
+        using var body = request.ParseJson(allowArray: true);
         var patch = ItemPatch.Parse(body.RootElement);
         var (partition, epk) = Locate(request, container, null);
         if (DataPlane.Admit(container, partition, operation) is { } throttled)

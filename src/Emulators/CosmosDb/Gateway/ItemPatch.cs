@@ -8,6 +8,7 @@ namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 
 /// <summary>
 /// A partial document update: <c>{"operations": [{"op": "set", "path": "/a", "value": 1}, …], "condition": "from c where …"}</c>
+/// (the .NET SDK's form) or the bare array of operations (the JavaScript SDK's form without a condition),
 /// with the operations add, set, replace, remove, incr and move.
 /// </summary>
 internal sealed class ItemPatch
@@ -24,9 +25,11 @@ internal sealed class ItemPatch
 
     public static ItemPatch Parse(JsonElement body)
     {
-        if (!body.TryGetProperty("operations", out var list) || list.ValueKind != JsonValueKind.Array || list.GetArrayLength() == 0)
+        var list = body;
+        if ((body.ValueKind == JsonValueKind.Object && !body.TryGetProperty("operations", out list))
+            || list.ValueKind != JsonValueKind.Array || list.GetArrayLength() == 0)
         {
-            throw new BadRequestException("A patch needs a non-empty 'operations' array.");
+            throw new BadRequestException("A patch needs a non-empty array of operations: [...] or {\"operations\": [...]}.");
         }
 
         if (list.GetArrayLength() > MaxOperations)
@@ -37,6 +40,11 @@ internal sealed class ItemPatch
         var operations = new List<(string, string, JsonNode?, string?)>();
         foreach (var operation in list.EnumerateArray())
         {
+            if (operation.ValueKind != JsonValueKind.Object)
+            {
+                throw new BadRequestException("Each patch operation must be a JSON object.");
+            }
+
             var op = operation.TryGetProperty("op", out var o) && o.ValueKind == JsonValueKind.String ? o.GetString()!.ToLowerInvariant() : null;
             var path = operation.TryGetProperty("path", out var p) && p.ValueKind == JsonValueKind.String ? p.GetString()! : null;
             if (op is not ("add" or "set" or "replace" or "remove" or "incr" or "move") || path is null || !path.StartsWith('/'))
@@ -65,7 +73,7 @@ internal sealed class ItemPatch
         }
 
         PreparedQuery? condition = null;
-        if (body.TryGetProperty("condition", out var c) && c.ValueKind == JsonValueKind.String)
+        if (body.ValueKind == JsonValueKind.Object && body.TryGetProperty("condition", out var c) && c.ValueKind == JsonValueKind.String)
         {
             condition = PreparedQuery.Get("SELECT * " + c.GetString());
         }

@@ -62,11 +62,14 @@ internal static class QueryHandlers
         }
         else
         {
-            // The SDK always names the partition key range (or the partition key) a query page is for,
-            // after asking for the query plan; a request without either cannot be charged to a partition.
-            throw new BadRequestException(
-                "A query must name its partition key range (x-ms-documentdb-partitionkeyrangeid) or partition key (x-ms-documentdb-partitionkey); "
-                + "cross-partition queries are fanned out by the client from the query plan.");
+            // Neither a range nor a partition key: the gateway fans the query out itself, as the service's
+            // gateway does for the JavaScript SDK's first attempt at every query.
+            return CrossPartition(request, container, spec, operation, pageSize, continuation);
+        }
+
+        if (continuation is not null && CrossPartitionToken.IsOne(continuation))
+        {
+            throw new BadRequestException("The continuation token belongs to a cross-partition query; send it without a partition key range or partition key.");
         }
 
         var scope = new DocumentScope(ExactEpk: exactEpk);
@@ -83,6 +86,125 @@ internal static class QueryHandlers
         var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, partition.Snapshot(), scope, pageSize, continuation, spec.ResumeFilter);
         var charge = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead);
         return Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
+    }
+
+    /// <summary>
+    /// A query without a partition key range or partition key. Filters and projections are served here:
+    /// the physical partitions are read in range order, as many as it takes to fill the page, each
+    /// admitted, charged and delayed like a page of its own; the continuation names the partition to go
+    /// on with and that partition's own continuation. Anything that needs merging across partitions
+    /// (ORDER BY, aggregates, TOP, OFFSET LIMIT, DISTINCT, GROUP BY) is answered 400/1004 with the query plan, as the
+    /// service's gateway answers it: the client then runs the plan's per-range queries itself.
+    /// </summary>
+    private static GatewayResponse CrossPartition(
+        GatewayRequest request, ContainerResource container, QuerySpec spec, string operation, int pageSize, string? continuation)
+    {
+        var prepared = spec.Query;
+        var query = prepared.Query;
+        if (prepared.IsAggregate || prepared.OrderBy is not null || query.Top is not null || query.Offset is not null || query.Distinct
+            || prepared.IsGrouped)
+        {
+            return NotServable(container, spec, operation);
+        }
+
+        if (operation == CosmosEmulatorOperations.Query && !request.HeaderIsTrue(CosmosHeaders.EnableCrossPartitionQuery))
+        {
+            throw new BadRequestException(
+                "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition = true, "
+                + "specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.");
+        }
+
+        var partitions = container.Partitions;
+        // A partition key equality in the WHERE clause narrows the partitions read, as the query plan does.
+        var ranges = QueryPlanner.TargetRanges(query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
+        bool CanMatch(PhysicalPartition partition) => ranges.Any(r => r.IsMaxInclusive && r.Min == r.Max
+            ? partition.Range.Contains(r.Min)
+            : string.CompareOrdinal(r.Min, partition.Range.MaxExclusive) < 0 && string.CompareOrdinal(partition.Range.MinInclusive, r.Max) < 0);
+        int NextFrom(int i)
+        {
+            while (i < partitions.Count && !CanMatch(partitions[i]))
+            {
+                i++;
+            }
+
+            return i;
+        }
+
+        var (index, inner) = continuation is null ? (NextFrom(0), null) : CrossPartitionToken.Parse(continuation, container);
+        var rows = new List<QueryValue>();
+        var charges = new List<(PhysicalPartition Partition, double Charge, int Documents)>();
+        string? next = null;
+        while (index < partitions.Count)
+        {
+            var partition = partitions[index];
+            if (DataPlane.Admit(container, partition, operation) is { } throttled)
+            {
+                if (charges.Count == 0)
+                {
+                    return throttled;
+                }
+
+                // Serve what the partitions already read; the client comes back for this one.
+                next = CrossPartitionToken.Format(partition, inner);
+                break;
+            }
+
+            var page = QueryExecutor.ExecutePage(prepared, spec.Parameters, partition.Snapshot(), default, pageSize - rows.Count, inner, null);
+            charges.Add((partition, container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead), page.DocumentsRead));
+            rows.AddRange(page.Rows);
+            if (page.Continuation is not null)
+            {
+                next = CrossPartitionToken.Format(partition, page.Continuation);
+                break;
+            }
+
+            inner = null;
+            index = NextFrom(index + 1);
+            if (rows.Count >= pageSize)
+            {
+                next = index < partitions.Count ? CrossPartitionToken.Format(partitions[index], null) : null;
+                break;
+            }
+        }
+
+        var documents = charges.Sum(c => c.Documents);
+        var response = Page(container, new QueryPage(rows, next, documents)).Named(operation);
+        response.Container = container;
+        foreach (var (partition, charge, read) in charges)
+        {
+            response.Charge(container, partition, charge, read);
+        }
+
+        // Each partition visited costs its own latency, one after another.
+        response.Latency = DataPlane.Milliseconds(
+            (container.Latency.FixedMilliseconds * charges.Count) + (container.Latency.PerDocumentMilliseconds * documents));
+        return response;
+    }
+
+    /// <summary>400 with sub-status 1004 and the query plan in <c>additionalErrorInfo</c> (a JSON string).</summary>
+    private static GatewayResponse NotServable(ContainerResource container, QuerySpec spec, string operation)
+    {
+        var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(1024);
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            plan.WriteTo(writer);
+        }
+
+        var planJson = System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan);
+        var body = GatewayResponse.Json(400, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("code", "BadRequest");
+            w.WriteString("message",
+                "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception "
+                + "that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an "
+                + "exception (which only happens on older SDK clients), then you can safely ignore this message.");
+            w.WriteString("additionalErrorInfo", planJson);
+            w.WriteEndObject();
+        }).Body;
+        return new GatewayResponse { StatusCode = 400, SubStatusCode = SubStatusCodes.CrossPartitionQueryNotServable, Body = body, Container = container }
+            .Named(operation);
     }
 
     private static GatewayResponse Page(ContainerResource container, QueryPage page)
@@ -133,5 +255,55 @@ internal static class QueryHandlers
         }
 
         return size == -1 ? int.MaxValue : size;
+    }
+}
+
+/// <summary>
+/// The continuation of a gateway-served cross-partition query: the physical partition to go on with
+/// (its id and lower EPK bound, checked on return) and that partition's own continuation.
+/// </summary>
+internal static class CrossPartitionToken
+{
+    private const string Prefix = "xp.";
+
+    public static bool IsOne(string token) => token.StartsWith(Prefix, StringComparison.Ordinal);
+
+    public static string Format(PhysicalPartition partition, string? inner)
+    {
+        var json = JsonSerializer.Serialize(new Dictionary<string, string?>
+        {
+            ["range"] = partition.Id,
+            ["min"] = partition.Range.MinInclusive,
+            ["token"] = inner,
+        });
+        return Prefix + System.Buffers.Text.Base64Url.EncodeToString(System.Text.Encoding.UTF8.GetBytes(json));
+    }
+
+    public static (int Index, string? Inner) Parse(string token, ContainerResource container)
+    {
+        string? range = null, min = null, inner = null;
+        if (IsOne(token))
+        {
+            try
+            {
+                using var document = JsonDocument.Parse(System.Buffers.Text.Base64Url.DecodeFromChars(token.AsSpan(Prefix.Length)));
+                var root = document.RootElement;
+                range = root.GetProperty("range").GetString();
+                min = root.GetProperty("min").GetString();
+                inner = root.TryGetProperty("token", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : null;
+            }
+            catch (Exception e) when (e is FormatException or JsonException or KeyNotFoundException or InvalidOperationException)
+            {
+                range = null;
+            }
+        }
+
+        var partition = range is null ? null : container.PartitionById(range);
+        if (partition is null || !string.Equals(partition.Range.MinInclusive, min, StringComparison.Ordinal))
+        {
+            throw new BadRequestException("The continuation token is not one this emulator issued for a cross-partition query of this container.");
+        }
+
+        return (partition.Index, inner);
     }
 }

@@ -10,6 +10,7 @@ internal static class CosmosHeaders
     public const string PartitionKeyRangeId = "x-ms-documentdb-partitionkeyrangeid";
     public const string IsQuery = "x-ms-documentdb-isquery";
     public const string IsQueryPlanRequest = "x-ms-cosmos-is-query-plan-request";
+    public const string EnableCrossPartitionQuery = "x-ms-documentdb-query-enablecrosspartition";
     public const string IsUpsert = "x-ms-documentdb-is-upsert";
     public const string IsBatchRequest = "x-ms-cosmos-is-batch-request";
     public const string MaxItemCount = "x-ms-max-item-count";
@@ -43,5 +44,8 @@ internal static class CosmosHeaders
 internal static class SubStatusCodes
 {
     public const int PartitionKeyMismatch = 1001;
+
+    /// <summary>A cross-partition query the gateway cannot serve itself; the body carries the query plan.</summary>
+    public const int CrossPartitionQueryNotServable = 1004;
     public const int RequestRateTooLarge = 3200;
 }

@@ -34,6 +34,9 @@ internal sealed class PreparedQuery
 
     public bool IsAggregate => AggregateCalls.Count > 0;
 
+    /// <summary>GROUP BY: one row per group, aggregates computed per group.</summary>
+    public bool IsGrouped => Query.GroupBy.Count > 0;
+
     public OrderByItem? OrderBy => Query.OrderBy.Count == 0 ? null : Query.OrderBy[0];
 
     public static PreparedQuery Get(string text)
@@ -78,6 +81,36 @@ internal sealed class PreparedQuery
         if (query.Top is not null && query.Offset is not null)
         {
             throw new QueryException("A query cannot have both TOP and OFFSET LIMIT.");
+        }
+
+        foreach (var expression in query.GroupBy)
+        {
+            Validate(expression, query.Alias, aggregatesAllowed: false, aggregates);
+        }
+
+        if (query.GroupBy.Count > 0)
+        {
+            if (query.SelectAll || query.Distinct || query.OrderBy.Count > 0 || query.Top is not null || query.Offset is not null)
+            {
+                throw QueryException.Unsupported("GROUP BY together with SELECT *, DISTINCT, ORDER BY, TOP or OFFSET LIMIT");
+            }
+
+            var groups = query.GroupBy.Select(SqlPrinter.Print).ToHashSet(StringComparer.Ordinal);
+            foreach (var expression in selectExpressions)
+            {
+                if (ReferencesDocumentOutsideAggregates(expression, query.Alias, groups))
+                {
+                    throw new QueryException(
+                        "In a GROUP BY query every property the SELECT clause reads must be a GROUP BY expression or inside an aggregate function.");
+                }
+            }
+
+            return new PreparedQuery(text, query, aggregates);
+        }
+
+        if (query.Distinct && (query.OrderBy.Count > 0 || query.Offset is not null || aggregates.Count > 0))
+        {
+            throw QueryException.Unsupported("DISTINCT together with ORDER BY, OFFSET LIMIT or aggregates");
         }
 
         if (query.OrderBy.Count > 1)
@@ -182,21 +215,30 @@ internal sealed class PreparedQuery
         }
     }
 
-    private static bool ReferencesDocumentOutsideAggregates(SqlExpression expression, string alias) => expression switch
+    private static bool ReferencesDocumentOutsideAggregates(SqlExpression expression, string alias, IReadOnlySet<string>? groups = null)
     {
-        IdentifierExpression => true,
-        FunctionCallExpression { IsAggregate: true } => false,
-        FunctionCallExpression call => call.Arguments.Any(a => ReferencesDocumentOutsideAggregates(a, alias)),
-        PropertyExpression property => ReferencesDocumentOutsideAggregates(property.Target, alias),
-        IndexExpression index => ReferencesDocumentOutsideAggregates(index.Target, alias) || ReferencesDocumentOutsideAggregates(index.Index, alias),
-        UnaryExpression unary => ReferencesDocumentOutsideAggregates(unary.Operand, alias),
-        BinaryExpression binary => ReferencesDocumentOutsideAggregates(binary.Left, alias) || ReferencesDocumentOutsideAggregates(binary.Right, alias),
-        InExpression @in => ReferencesDocumentOutsideAggregates(@in.Value, alias) || @in.Items.Any(i => ReferencesDocumentOutsideAggregates(i, alias)),
-        BetweenExpression b => ReferencesDocumentOutsideAggregates(b.Value, alias) || ReferencesDocumentOutsideAggregates(b.Low, alias) || ReferencesDocumentOutsideAggregates(b.High, alias),
-        ArrayExpression array => array.Items.Any(i => ReferencesDocumentOutsideAggregates(i, alias)),
-        ObjectExpression obj => obj.Properties.Any(p => ReferencesDocumentOutsideAggregates(p.Value, alias)),
-        _ => false,
-    };
+        if (groups is not null && groups.Contains(SqlPrinter.Print(expression)))
+        {
+            return false;
+        }
+
+        bool Refers(SqlExpression e) => ReferencesDocumentOutsideAggregates(e, alias, groups);
+        return expression switch
+        {
+            IdentifierExpression => true,
+            FunctionCallExpression { IsAggregate: true } => false,
+            FunctionCallExpression call => call.Arguments.Any(Refers),
+            PropertyExpression property => Refers(property.Target),
+            IndexExpression index => Refers(index.Target) || Refers(index.Index),
+            UnaryExpression unary => Refers(unary.Operand),
+            BinaryExpression binary => Refers(binary.Left) || Refers(binary.Right),
+            InExpression @in => Refers(@in.Value) || @in.Items.Any(Refers),
+            BetweenExpression b => Refers(b.Value) || Refers(b.Low) || Refers(b.High),
+            ArrayExpression array => array.Items.Any(Refers),
+            ObjectExpression obj => obj.Properties.Any(p => Refers(p.Value)),
+            _ => false,
+        };
+    }
 
     private static IEnumerable<(string, SqlExpression)> EqualityConjuncts(SqlExpression expression, string alias)
     {

@@ -41,9 +41,19 @@ internal static class QueryExecutor
         var compiler = new ExpressionCompiler(query.Alias, parameters);
         var where = query.Where is null ? null : compiler.Compile(query.Where);
         var documents = Candidates(prepared, compiler, snapshot, scope);
+        if (prepared.IsGrouped)
+        {
+            return ExecuteGrouped(prepared, parameters, where, compiler, documents, scope, pageSize, continuation);
+        }
+
         if (prepared.IsAggregate)
         {
             return ExecuteAggregate(prepared, parameters, where, compiler, documents, scope);
+        }
+
+        if (query.Distinct)
+        {
+            return ExecuteDistinct(prepared, parameters, where, compiler, documents, scope, pageSize, continuation);
         }
 
         var token = continuation is null ? null : ContinuationToken.Parse(continuation);
@@ -183,6 +193,179 @@ internal static class QueryExecutor
         var project = Projection(query, new ExpressionCompiler(query.Alias, parameters) { AggregateResults = results });
         var row = project(QueryValue.Undefined);
         return new QueryPage(row.IsUndefined ? [] : [row], null, matched);
+    }
+
+    /// <summary>
+    /// DISTINCT: the partition's distinct rows in insertion order (the first item of each value wins);
+    /// a page resumes after the number of distinct rows already returned.
+    /// </summary>
+    private static QueryPage ExecuteDistinct(
+        PreparedQuery prepared,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        CompiledExpression? where,
+        ExpressionCompiler compiler,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        int pageSize,
+        string? continuation)
+    {
+        var query = prepared.Query;
+        var skip = continuation is null ? 0 : ContinuationToken.Parse(continuation).Passed;
+        long? top = query.Top is null ? null : ResolveCount(query.Top, parameters, "TOP");
+        var project = Projection(query, compiler);
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        var rows = new List<QueryValue>(Math.Min(pageSize, 16));
+        long distinct = 0;
+        var documentsRead = 0;
+        var hasMore = false;
+        foreach (var (document, _) in InsertionOrder(where, documents, scope, null))
+        {
+            if (top is not null && distinct >= top.Value)
+            {
+                break;
+            }
+
+            var row = project(document.Value);
+            if (distinct >= skip)
+            {
+                documentsRead++;
+            }
+
+            if (row.IsUndefined || !seen.Add(CanonicalKey(row)))
+            {
+                continue;
+            }
+
+            if (distinct >= skip && rows.Count >= pageSize)
+            {
+                hasMore = true;
+                break;
+            }
+
+            distinct++;
+            if (distinct > skip)
+            {
+                rows.Add(row);
+            }
+        }
+
+        var next = hasMore ? new ContinuationToken(-1, skip + rows.Count, null).Format() : null;
+        return new QueryPage(rows, next, documentsRead);
+    }
+
+    /// <summary>
+    /// GROUP BY: the partition's groups in the order their first item was stored, each projected with
+    /// its own aggregates; a page resumes after the number of groups already returned.
+    /// </summary>
+    private static QueryPage ExecuteGrouped(
+        PreparedQuery prepared,
+        IReadOnlyDictionary<string, QueryValue> parameters,
+        CompiledExpression? where,
+        ExpressionCompiler compiler,
+        IReadOnlyList<StoredDocument> documents,
+        DocumentScope scope,
+        int pageSize,
+        string? continuation)
+    {
+        var query = prepared.Query;
+        var skip = continuation is null ? 0 : ContinuationToken.Parse(continuation).Passed;
+        var keys = query.GroupBy.Select(compiler.Compile).ToArray();
+        var arguments = prepared.AggregateCalls.Select(call => compiler.Compile(call.Arguments[0])).ToArray();
+        var groups = new Dictionary<string, (QueryValue Representative, Aggregator[] Aggregators)>(StringComparer.Ordinal);
+        var order = new List<string>();
+        var matched = 0;
+        foreach (var (document, _) in InsertionOrder(where, documents, scope, null))
+        {
+            matched++;
+            var value = document.Value;
+            var key = CanonicalKey(QueryValue.FromArray([.. keys.Select(k => k(value))]));
+            if (!groups.TryGetValue(key, out var group))
+            {
+                group = (value, [.. prepared.AggregateCalls.Select(call => new Aggregator(call))]);
+                groups[key] = group;
+                order.Add(key);
+            }
+
+            for (var i = 0; i < arguments.Length; i++)
+            {
+                group.Aggregators[i].Add(arguments[i](value));
+            }
+        }
+
+        var rows = new List<QueryValue>();
+        var hasMore = false;
+        for (var i = (int)Math.Min(skip, order.Count); i < order.Count; i++)
+        {
+            if (rows.Count >= pageSize)
+            {
+                hasMore = true;
+                break;
+            }
+
+            var (representative, aggregators) = groups[order[i]];
+            var results = new Dictionary<FunctionCallExpression, QueryValue>(ReferenceEqualityComparer.Instance);
+            foreach (var aggregator in aggregators)
+            {
+                results[aggregator.Call] = aggregator.Result;
+            }
+
+            var row = Projection(query, new ExpressionCompiler(query.Alias, parameters) { AggregateResults = results })(representative);
+            rows.Add(row.IsUndefined ? QueryValue.FromObject([]) : row);
+        }
+
+        var next = hasMore ? new ContinuationToken(-1, skip + rows.Count, null).Format() : null;
+        return new QueryPage(rows, next, matched);
+    }
+
+    /// <summary>A text equal for equal values: object properties in name order, numbers as doubles.</summary>
+    internal static string CanonicalKey(in QueryValue value)
+    {
+        var text = new StringBuilder();
+        AppendCanonical(text, value);
+        return text.ToString();
+    }
+
+    private static void AppendCanonical(StringBuilder text, in QueryValue value)
+    {
+        switch (value.Kind)
+        {
+            case QueryValueKind.Undefined:
+                text.Append('u');
+                break;
+            case QueryValueKind.Null:
+                text.Append('n');
+                break;
+            case QueryValueKind.Boolean:
+                text.Append(value.IsTrue ? 't' : 'f');
+                break;
+            case QueryValueKind.Number:
+                text.Append('#').Append(value.Number.ToString("R", CultureInfo.InvariantCulture));
+                break;
+            case QueryValueKind.String:
+                text.Append(JsonSerializer.Serialize(value.AsString()));
+                break;
+            case QueryValueKind.Array:
+                text.Append('[');
+                foreach (var item in value.EnumerateArray())
+                {
+                    AppendCanonical(text, item);
+                    text.Append(',');
+                }
+
+                text.Append(']');
+                break;
+            default:
+                text.Append('{');
+                foreach (var (name, property) in value.EnumerateObject().OrderBy(p => p.Key, StringComparer.Ordinal))
+                {
+                    text.Append(JsonSerializer.Serialize(name)).Append(':');
+                    AppendCanonical(text, property);
+                    text.Append(',');
+                }
+
+                text.Append('}');
+                break;
+        }
     }
 
     private static CompiledExpression Projection(SqlQuery query, ExpressionCompiler compiler)

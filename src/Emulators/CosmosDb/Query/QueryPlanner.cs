@@ -28,9 +28,15 @@ internal sealed record QueryPlan
 
     public IReadOnlyList<string> Aggregates { get; init; } = [];
 
-    public IReadOnlyList<KeyValuePair<string, string>> AliasToAggregate { get; init; } = [];
+    /// <summary>Each alias of the SELECT clause of an aggregate or GROUP BY query, with its aggregate (null for a GROUP BY expression).</summary>
+    public IReadOnlyList<KeyValuePair<string, string?>> AliasToAggregate { get; init; } = [];
+
+    public IReadOnlyList<string> GroupByExpressions { get; init; } = [];
 
     public bool HasSelectValue { get; init; }
+
+    /// <summary>"None", or "Unordered" for DISTINCT without ORDER BY: the client removes duplicates across partitions.</summary>
+    public string DistinctType { get; init; } = "None";
 
     public required IReadOnlyList<QueryRange> Ranges { get; init; }
 
@@ -40,19 +46,26 @@ internal sealed record QueryPlan
         writer.WriteStartObject();
         writer.WriteNumber("partitionedQueryExecutionInfoVersion", 2);
         writer.WriteStartObject("queryInfo");
-        writer.WriteString("distinctType", "None");
+        writer.WriteString("distinctType", DistinctType);
         WriteNullable(writer, "top", Top);
         WriteNullable(writer, "offset", Offset);
         WriteNullable(writer, "limit", Limit);
         WriteStrings(writer, "orderBy", OrderBy);
         WriteStrings(writer, "orderByExpressions", OrderByExpressions);
-        WriteStrings(writer, "groupByExpressions", []);
+        WriteStrings(writer, "groupByExpressions", GroupByExpressions);
         WriteStrings(writer, "groupByAliases", AliasToAggregate.Select(p => p.Key).ToList());
         WriteStrings(writer, "aggregates", Aggregates);
         writer.WriteStartObject("groupByAliasToAggregateType");
         foreach (var (alias, aggregate) in AliasToAggregate)
         {
-            writer.WriteString(alias, aggregate);
+            if (aggregate is null)
+            {
+                writer.WriteNull(alias);
+            }
+            else
+            {
+                writer.WriteString(alias, aggregate);
+            }
         }
 
         writer.WriteEndObject();
@@ -117,6 +130,11 @@ internal static class QueryPlanner
     {
         var query = prepared.Query;
         var ranges = TargetRanges(query, parameters, partitionKeyPath, hashVersion);
+        if (prepared.IsGrouped)
+        {
+            return PlanGroupBy(prepared, ranges);
+        }
+
         if (prepared.IsAggregate)
         {
             return PlanAggregate(prepared, ranges);
@@ -142,6 +160,7 @@ internal static class QueryPlanner
                 Offset = offset,
                 Limit = limit,
                 HasSelectValue = query.SelectValue is not null,
+                DistinctType = query.Distinct ? "Unordered" : "None",
                 Ranges = ranges,
             };
         }
@@ -181,7 +200,7 @@ internal static class QueryPlanner
 
         var names = PreparedQuery.ProjectionNames(query.SelectItems);
         var payload = new List<KeyValuePair<string, SqlExpression>>();
-        var aliases = new List<KeyValuePair<string, string>>();
+        var aliases = new List<KeyValuePair<string, string?>>();
         for (var i = 0; i < query.SelectItems.Count; i++)
         {
             if (query.SelectItems[i].Expression is not FunctionCallExpression { IsAggregate: true } call)
@@ -205,6 +224,89 @@ internal static class QueryPlanner
             Ranges = ranges,
         };
     }
+
+    /// <summary>
+    /// GROUP BY, rewritten as the service rewrites it: each partition returns its groups as
+    /// <c>{"groupByItems": [{"item": key}, …], "payload": …}</c> with partial aggregates, and the SDK
+    /// merges groups across partitions.
+    /// </summary>
+    private static QueryPlan PlanGroupBy(PreparedQuery prepared, IReadOnlyList<QueryRange> ranges)
+    {
+        var query = prepared.Query;
+        var groupByItems = new ArrayExpression([.. query.GroupBy.Select(g => (SqlExpression)new ObjectExpression([new("item", g)]))]);
+        SqlExpression payload;
+        var aggregates = new List<string>();
+        var aliases = new List<KeyValuePair<string, string?>>();
+        if (query.SelectValue is not null)
+        {
+            if (query.SelectValue is FunctionCallExpression { IsAggregate: true } call)
+            {
+                payload = new ArrayExpression([PartialAggregate(call)]);
+                aggregates.Add(Aggregates.PlanName(call.Name)!);
+            }
+            else if (prepared.IsAggregate)
+            {
+                throw QueryException.Unsupported("an aggregate inside an expression in a GROUP BY query");
+            }
+            else
+            {
+                payload = query.SelectValue;
+            }
+        }
+        else
+        {
+            var names = PreparedQuery.ProjectionNames(query.SelectItems);
+            var properties = new List<KeyValuePair<string, SqlExpression>>();
+            for (var i = 0; i < query.SelectItems.Count; i++)
+            {
+                var expression = query.SelectItems[i].Expression;
+                if (expression is FunctionCallExpression { IsAggregate: true } call)
+                {
+                    properties.Add(new(names[i], PartialAggregate(call)));
+                    aliases.Add(new(names[i], Aggregates.PlanName(call.Name)!));
+                }
+                else if (ContainsAggregate(expression))
+                {
+                    throw QueryException.Unsupported("an aggregate inside an expression in a GROUP BY query");
+                }
+                else
+                {
+                    properties.Add(new(names[i], expression));
+                    aliases.Add(new(names[i], null));
+                }
+            }
+
+            payload = new ObjectExpression(properties);
+        }
+
+        var rewritten = query with
+        {
+            SelectValue = null,
+            SelectItems = [new SelectItem(groupByItems, "groupByItems"), new SelectItem(payload, "payload")],
+        };
+        return new QueryPlan
+        {
+            RewrittenQuery = SqlPrinter.Print(rewritten),
+            GroupByExpressions = [.. query.GroupBy.Select(SqlPrinter.Print)],
+            Aggregates = aggregates,
+            AliasToAggregate = aliases,
+            HasSelectValue = query.SelectValue is not null,
+            Ranges = ranges,
+        };
+    }
+
+    private static bool ContainsAggregate(SqlExpression expression) => expression switch
+    {
+        FunctionCallExpression { IsAggregate: true } => true,
+        FunctionCallExpression call => call.Arguments.Any(ContainsAggregate),
+        PropertyExpression property => ContainsAggregate(property.Target),
+        IndexExpression index => ContainsAggregate(index.Target) || ContainsAggregate(index.Index),
+        UnaryExpression unary => ContainsAggregate(unary.Operand),
+        BinaryExpression binary => ContainsAggregate(binary.Left) || ContainsAggregate(binary.Right),
+        ArrayExpression array => array.Items.Any(ContainsAggregate),
+        ObjectExpression obj => obj.Properties.Any(p => ContainsAggregate(p.Value)),
+        _ => false,
+    };
 
     // The per-partition partial result the SDK combines: {"item": COUNT(x)}; AVG as sum and count;
     // MIN/MAX with the count so that partitions without values are ignored.
@@ -279,7 +381,7 @@ internal static class QueryPlanner
     /// The EPK ranges the query can touch: a point range per value when the WHERE clause pins the
     /// partition key with <c>=</c> or <c>IN</c> at its top level, otherwise the whole space.
     /// </summary>
-    private static IReadOnlyList<QueryRange> TargetRanges(
+    public static IReadOnlyList<QueryRange> TargetRanges(
         SqlQuery query,
         IReadOnlyDictionary<string, QueryValue> parameters,
         IReadOnlyList<string> partitionKeyPath,

@@ -70,6 +70,9 @@ internal sealed record OrderByItem(SqlExpression Expression, bool Descending);
 /// <summary>A parsed <c>SELECT</c>.</summary>
 internal sealed record SqlQuery
 {
+    /// <summary><c>SELECT DISTINCT</c>: equal rows are returned once.</summary>
+    public bool Distinct { get; init; }
+
     /// <summary><c>SELECT *</c>.</summary>
     public bool SelectAll { get; init; }
 
@@ -88,6 +91,9 @@ internal sealed record SqlQuery
     public required string Alias { get; init; }
 
     public SqlExpression? Where { get; init; }
+
+    /// <summary>The GROUP BY expressions; empty without GROUP BY.</summary>
+    public IReadOnlyList<SqlExpression> GroupBy { get; init; } = [];
 
     public IReadOnlyList<OrderByItem> OrderBy { get; init; } = [];
 

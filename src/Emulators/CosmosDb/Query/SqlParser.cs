@@ -38,10 +38,7 @@ internal sealed class SqlParser
     private SqlQuery ParseQuery()
     {
         Expect("SELECT");
-        if (Current.IsKeyword("DISTINCT"))
-        {
-            throw QueryException.Unsupported("DISTINCT");
-        }
+        var distinct = Accept("DISTINCT");
 
         SqlExpression? top = null;
         if (Accept("TOP"))
@@ -119,9 +116,15 @@ internal sealed class SqlParser
             where = ParseExpression();
         }
 
-        if (Current.IsKeyword("GROUP"))
+        var groupBy = new List<SqlExpression>();
+        if (Accept("GROUP"))
         {
-            throw QueryException.Unsupported("GROUP BY");
+            Expect("BY");
+            do
+            {
+                groupBy.Add(ParseExpression());
+            }
+            while (AcceptSymbol(","));
         }
 
         var orderBy = new List<OrderByItem>();
@@ -162,6 +165,7 @@ internal sealed class SqlParser
 
         return new SqlQuery
         {
+            Distinct = distinct,
             SelectAll = selectAll,
             SelectValue = selectValue,
             SelectItems = items,
@@ -169,6 +173,7 @@ internal sealed class SqlParser
             FromName = fromName,
             Alias = alias2,
             Where = where,
+            GroupBy = groupBy,
             OrderBy = orderBy,
             Offset = offset,
             Limit = limit,

@@ -9,6 +9,11 @@ internal static class SqlPrinter
     public static string Print(SqlQuery query)
     {
         var text = new StringBuilder("SELECT ");
+        if (query.Distinct)
+        {
+            text.Append("DISTINCT ");
+        }
+
         if (query.Top is not null)
         {
             text.Append("TOP ").Append(Print(query.Top)).Append(' ');
@@ -36,6 +41,11 @@ internal static class SqlPrinter
         if (query.Where is not null)
         {
             text.Append(" WHERE ").Append(Print(query.Where));
+        }
+
+        if (query.GroupBy.Count > 0)
+        {
+            text.Append(" GROUP BY ").AppendJoin(", ", query.GroupBy.Select(Print));
         }
 
         if (query.OrderBy.Count > 0)
