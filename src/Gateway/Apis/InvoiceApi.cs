@@ -12,7 +12,9 @@ public static class InvoiceApi
         app.MapGet(Routes.Invoices.Invoice, GetInvoiceAsync)
             .WithName("GetInvoice")
             .WithTags("Invoices")
-            .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.");
+            .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.")
+            .ProducesProblem(StatusCodes.Status502BadGateway)
+            .ProducesProblem(StatusCodes.Status504GatewayTimeout);
         return app;
     }
 

@@ -12,9 +12,15 @@ public static class PackageApi
         api.MapGet(Routes.Packages.Summary, GetSummaryAsync).WithName("GetPackageSummary")
             .WithSummary("Count and total weight of an owner's packages in a billing month.");
         api.MapPut(Routes.Packages.Item, PutAsync).WithName("PutPackage")
-            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.");
-        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage");
-        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage");
+            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.")
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage")
+            .WithSummary("A package by id.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage")
+            .WithSummary("Deletes a package; with deliveryId, only if it belongs to that delivery.")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
         return app;
     }
 
