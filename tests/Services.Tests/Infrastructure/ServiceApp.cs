@@ -96,7 +96,24 @@ public sealed class ServiceApp : IAsyncDisposable
         ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, Action<IServiceCollection>? testServices = null)
     {
         var logs = new CapturedLogs();
-        var factory = service.CreateFactory(web =>
+        var factory = CreateFactory(service, settings, logs, testServices);
+        try
+        {
+            await Task.Run(factory.StartServer);
+        }
+        catch
+        {
+            await factory.DisposeAsync();
+            throw;
+        }
+
+        return new ServiceApp(factory, logs);
+    }
+
+    /// <summary>The service's real Program, in Production, with <paramref name="settings"/> on top of its configuration and its logs captured.</summary>
+    public static IServiceFactory CreateFactory(
+        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, CapturedLogs logs, Action<IServiceCollection>? testServices = null) =>
+        service.CreateFactory(web =>
         {
             web.UseEnvironment("Production");
             web.ConfigureAppConfiguration((_, configuration) => configuration.AddInMemoryCollection(settings));
@@ -113,18 +130,6 @@ public sealed class ServiceApp : IAsyncDisposable
                 testServices?.Invoke(services);
             });
         });
-        try
-        {
-            await Task.Run(factory.StartServer);
-        }
-        catch
-        {
-            await factory.DisposeAsync();
-            throw;
-        }
-
-        return new ServiceApp(factory, logs);
-    }
 
     public async ValueTask DisposeAsync()
     {
