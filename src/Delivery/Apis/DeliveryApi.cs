@@ -1,6 +1,7 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
 using DroneDelivery.Delivery.Store;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Delivery.Apis;
@@ -12,7 +13,8 @@ public static class DeliveryApi
         var api = app.MapGroup(string.Empty).WithTags("Deliveries")
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // Redis unavailable or out of memory
         api.MapGet(Routes.Deliveries.Summary, GetSummaryAsync).WithName("GetDeliverySummary")
-            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.");
+            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.Deliveries.Item, PutAsync).WithName("PutDelivery")
             .WithSummary("Schedules a delivery; an identical repeat changes nothing.")
             .ProducesProblem(StatusCodes.Status409Conflict);

@@ -1,5 +1,6 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.DroneScheduler.Apis;
@@ -10,7 +11,8 @@ public static class DroneDeliveryApi
     {
         var api = app.MapGroup(string.Empty).WithTags("DroneDeliveries");
         api.MapGet(Routes.DroneDeliveries.Utilization, GetUtilizationAsync).WithName(DroneSchedulerTelemetry.Operations.GetDroneUtilization)
-            .WithSummary("Miles flown and hours assigned for an owner's deliveries in a billing month (the case study's query).");
+            .WithSummary("Miles flown and hours assigned for an owner's deliveries in a billing month (the case study's query).")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.DroneDeliveries.Item, AssignAsync).WithName("AssignDrone")
             .WithSummary("Assigns a drone to a delivery and records its utilization; a repeat returns the same drone.");
         api.MapGet(Routes.DroneDeliveries.Item, GetAsync).WithName("GetDroneAssignment")

@@ -1,6 +1,7 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Gateway.Apis;
@@ -13,6 +14,7 @@ public static class InvoiceApi
             .WithName("GetInvoice")
             .WithTags("Invoices")
             .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.")
+            .WithRequiredQuery("year", "month")
             .ProducesProblem(StatusCodes.Status502BadGateway)
             .ProducesProblem(StatusCodes.Status504GatewayTimeout);
         return app;

@@ -1,5 +1,6 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Package.Apis;
@@ -10,7 +11,8 @@ public static class PackageApi
     {
         var api = app.MapGroup(string.Empty).WithTags("Packages");
         api.MapGet(Routes.Packages.Summary, GetSummaryAsync).WithName("GetPackageSummary")
-            .WithSummary("Count and total weight of an owner's packages in a billing month.");
+            .WithSummary("Count and total weight of an owner's packages in a billing month.")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.Packages.Item, PutAsync).WithName("PutPackage")
             .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.")
             .ProducesProblem(StatusCodes.Status409Conflict);

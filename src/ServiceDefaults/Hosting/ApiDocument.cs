@@ -38,6 +38,25 @@ public static class ApiDocument
             });
         });
 
+    /// <summary>
+    /// Marks query parameters the handler takes as nullable only to answer their absence with 400 problem
+    /// details (e.g. a billing month's <c>ownerId</c>, <c>year</c> and <c>month</c>) as required in the document.
+    /// </summary>
+    public static TBuilder WithRequiredQuery<TBuilder>(this TBuilder builder, params string[] names)
+        where TBuilder : IEndpointConventionBuilder =>
+        builder.AddOpenApiOperationTransformer((operation, _, _) =>
+        {
+            foreach (var parameter in operation.Parameters ?? [])
+            {
+                if (parameter is OpenApiParameter { In: ParameterLocation.Query } query && names.Contains(query.Name, StringComparer.Ordinal))
+                {
+                    query.Required = true;
+                }
+            }
+
+            return Task.CompletedTask;
+        });
+
     /// <summary>Maps <see cref="Path"/>; each service that serves an HTTP API calls it after mapping the API.</summary>
     public static WebApplication MapApiDocument(this WebApplication app)
     {
