@@ -9,4 +9,5 @@ builder.AddDeliveryServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
 app.MapDeliveryApi();
+app.MapApiDocument();
 return ServiceHost.Run(app);

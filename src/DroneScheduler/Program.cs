@@ -16,4 +16,5 @@ builder.AddDroneSchedulerServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
 app.MapDroneDeliveryApi();
+app.MapApiDocument();
 return ServiceHost.Run(app);

@@ -9,4 +9,5 @@ builder.AddGatewayServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
 app.MapInvoiceApi();
+app.MapApiDocument();
 return ServiceHost.Run(app);

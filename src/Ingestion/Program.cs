@@ -9,4 +9,5 @@ builder.AddIngestionServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
 app.MapDeliveryRequestApi();
+app.MapApiDocument();
 return ServiceHost.Run(app);

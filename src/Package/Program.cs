@@ -9,4 +9,5 @@ builder.AddPackageServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
 app.MapPackageApi();
+app.MapApiDocument();
 return ServiceHost.Run(app);

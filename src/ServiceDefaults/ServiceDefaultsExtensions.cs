@@ -22,7 +22,8 @@ public static class ServiceDefaultsExtensions
     /// OpenTelemetry traces, metrics and logs (Prometheus scrape endpoint; OTLP when
     /// OTEL_EXPORTER_OTLP_ENDPOINT is set; Application Insights when
     /// APPLICATIONINSIGHTS_CONNECTION_STRING is set), health checks, problem details, request limits,
-    /// validated settings, and pooled, resilient HttpClients.
+    /// validated settings, pooled, resilient HttpClients, and the OpenAPI document
+    /// (mapped by <see cref="ApiDocument.MapApiDocument"/>).
     /// </summary>
     /// <param name="serviceName">The service's name in telemetry, e.g. <c>gateway</c>.</param>
     public static WebApplicationBuilder AddServiceDefaults(this WebApplicationBuilder builder, string serviceName)
@@ -37,6 +38,7 @@ public static class ServiceDefaultsExtensions
             .AddOptions<KestrelServerOptions>()
             .Configure<IOptions<HostingSettings>>((kestrel, hosting) => kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize);
         builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
+        builder.Services.AddApiDocument(serviceName);
         return builder;
     }
 

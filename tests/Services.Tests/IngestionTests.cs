@@ -246,17 +246,9 @@ public sealed class IngestionTests(SystemFixture system)
     /// <summary>Ingestion on the shared Service Bus emulator with <paramref name="time"/> as its clock.</summary>
     private async Task<ServiceApp> StartIngestionAsync(string queue, TimeProvider time, Dictionary<string, string?> settings)
     {
-        var ingestion = new ServiceDefinition(
-            Definitions.Ingestion.Name,
-            builder =>
-            {
-                builder.Services.AddSingleton(time);
-                Definitions.Ingestion.AddServices(builder);
-            },
-            Definitions.Ingestion.MapApi);
         settings["ServiceBus:ConnectionString"] = system.ServiceBus.ConnectionString;
         settings["ServiceBus:QueueName"] = queue;
-        return await ServiceApp.StartAsync(ingestion, settings);
+        return await ServiceApp.StartAsync(Definitions.Ingestion, settings, services => services.AddSingleton(time));
     }
 
     /// <summary>The batches sent to the <c>batching</c> queue, once <paramref name="count"/> have been recorded (a send is recorded just after its callers are answered).</summary>

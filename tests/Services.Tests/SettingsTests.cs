@@ -1,5 +1,5 @@
 using DroneDelivery.Services.Tests.Infrastructure;
-using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Logging;
 
 namespace DroneDelivery.Services.Tests;
 
@@ -15,17 +15,33 @@ public sealed class SettingsTests
     public Task Delivery_refuses_a_bad_setting(string key, string? value, string expected) =>
         AssertRefusedAsync(Definitions.Delivery, new() { ["Redis:ConnectionString"] = "127.0.0.1:6379", [key] = value }, expected);
 
+    /// <summary>
+    /// The service's real Program refuses to start: <c>ServiceHost.Run</c> catches the settings' validation
+    /// failure and logs it as critical (the process then exits with code 2, as <see cref="ProgramTests"/> checks).
+    /// </summary>
     internal static async Task AssertRefusedAsync(ServiceDefinition service, Dictionary<string, string?> settings, string expected)
     {
-        var app = ServiceApp.Build(service, settings);
+        var logs = new CapturedLogs();
+        var factory = ServiceApp.CreateFactory(service, settings, logs);
         try
         {
-            var error = await Assert.ThrowsAsync<OptionsValidationException>(() => app.StartAsync());
-            Assert.Contains(expected, error.Message);
+            // Whether the factory then reports the start as failed is its business; the Program's refusal is ours.
+            await Record.ExceptionAsync(() => Task.Run(factory.StartServer));
+            var refusal = Assert.Single(logs.Entries, entry => entry.Level == LogLevel.Critical);
+            Assert.StartsWith("Invalid configuration; the service cannot start: ", refusal.Message);
+            Assert.Contains(expected, refusal.Message);
+            Assert.DoesNotContain(logs.Entries, entry => entry.Message.StartsWith("Now listening on", StringComparison.Ordinal));
         }
         finally
         {
-            await app.DisposeAsync();
+            try
+            {
+                await factory.DisposeAsync();
+            }
+            catch (ArgumentNullException)
+            {
+                // Stopping a host whose start failed finds no hosted services to stop.
+            }
         }
     }
 }

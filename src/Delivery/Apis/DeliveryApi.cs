@@ -1,6 +1,7 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
 using DroneDelivery.Delivery.Store;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Delivery.Apis;
@@ -9,18 +10,30 @@ public static class DeliveryApi
 {
     public static WebApplication MapDeliveryApi(this WebApplication app)
     {
-        var api = app.MapGroup(string.Empty).WithTags("Deliveries");
+        var api = app.MapGroup(string.Empty).WithTags("Deliveries")
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // Redis unavailable or out of memory
         api.MapGet(Routes.Deliveries.Summary, GetSummaryAsync).WithName("GetDeliverySummary")
-            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.");
+            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.Deliveries.Item, PutAsync).WithName("PutDelivery")
-            .WithSummary("Schedules a delivery; an identical repeat changes nothing.");
-        api.MapGet(Routes.Deliveries.Item, GetAsync).WithName("GetDelivery");
+            .WithSummary("Schedules a delivery; an identical repeat changes nothing.")
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        api.MapGet(Routes.Deliveries.Item, GetAsync).WithName("GetDelivery")
+            .WithSummary("A delivery as scheduled, with its stage and drone.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
         api.MapPatch(Routes.Deliveries.Item, RescheduleAsync).WithName("RescheduleDelivery")
-            .WithSummary("Changes pickup/dropoff location or time, or the deadline.");
+            .WithSummary("Changes pickup/dropoff location or time, or the deadline.")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
         api.MapDelete(Routes.Deliveries.Item, CancelAsync).WithName("CancelDelivery")
-            .WithSummary("Cancels a delivery; it leaves the owner's monthly count. Answers the cancelled delivery.");
-        api.MapGet(Routes.Deliveries.Status, GetStatusAsync).WithName("GetDeliveryStatus");
-        api.MapGet(Routes.Deliveries.Events, GetEventsAsync).WithName("GetDeliveryEvents");
+            .WithSummary("Cancels a delivery; it leaves the owner's monthly count. Answers the cancelled delivery.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapGet(Routes.Deliveries.Status, GetStatusAsync).WithName("GetDeliveryStatus")
+            .WithSummary("A delivery's stage, times and drone.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapGet(Routes.Deliveries.Events, GetEventsAsync).WithName("GetDeliveryEvents")
+            .WithSummary("A delivery's tracking events, oldest first.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
         return app;
     }
 

@@ -1,5 +1,6 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.DroneScheduler.Apis;
@@ -10,12 +11,16 @@ public static class DroneDeliveryApi
     {
         var api = app.MapGroup(string.Empty).WithTags("DroneDeliveries");
         api.MapGet(Routes.DroneDeliveries.Utilization, GetUtilizationAsync).WithName(DroneSchedulerTelemetry.Operations.GetDroneUtilization)
-            .WithSummary("Miles flown and hours assigned for an owner's deliveries in a billing month (the case study's query).");
+            .WithSummary("Miles flown and hours assigned for an owner's deliveries in a billing month (the case study's query).")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.DroneDeliveries.Item, AssignAsync).WithName("AssignDrone")
             .WithSummary("Assigns a drone to a delivery and records its utilization; a repeat returns the same drone.");
-        api.MapGet(Routes.DroneDeliveries.Item, GetAsync).WithName("GetDroneAssignment");
+        api.MapGet(Routes.DroneDeliveries.Item, GetAsync).WithName("GetDroneAssignment")
+            .WithSummary("The drone assigned to a delivery.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
         api.MapDelete(Routes.DroneDeliveries.Item, ReleaseAsync).WithName("ReleaseDrone")
-            .WithSummary("Releases the delivery's drone and removes its utilization.");
+            .WithSummary("Releases the delivery's drone and removes its utilization.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
         return app;
     }
 

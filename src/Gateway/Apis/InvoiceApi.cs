@@ -1,6 +1,7 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Gateway.Apis;
@@ -12,7 +13,10 @@ public static class InvoiceApi
         app.MapGet(Routes.Invoices.Invoice, GetInvoiceAsync)
             .WithName("GetInvoice")
             .WithTags("Invoices")
-            .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.");
+            .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.")
+            .WithRequiredQuery("year", "month")
+            .ProducesProblem(StatusCodes.Status502BadGateway)
+            .ProducesProblem(StatusCodes.Status504GatewayTimeout);
         return app;
     }
 

@@ -10,7 +10,8 @@ public static partial class DeliveryRequestApi
 {
     public static WebApplication MapDeliveryRequestApi(this WebApplication app)
     {
-        var api = app.MapGroup(string.Empty).WithTags("DeliveryRequests");
+        var api = app.MapGroup(string.Empty).WithTags("DeliveryRequests")
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // at capacity, or the send failed
         api.MapPost(Routes.DeliveryRequests.Collection, PostAsync).WithName("RequestDelivery")
             .WithSummary("Validates a delivery request, assigns its id and queues it; 202 once it is on the queue.");
         api.MapDelete(Routes.DeliveryRequests.Item, CancelAsync).WithName("CancelDeliveryRequest")

@@ -1,5 +1,6 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Package.Apis;
@@ -10,11 +11,18 @@ public static class PackageApi
     {
         var api = app.MapGroup(string.Empty).WithTags("Packages");
         api.MapGet(Routes.Packages.Summary, GetSummaryAsync).WithName("GetPackageSummary")
-            .WithSummary("Count and total weight of an owner's packages in a billing month.");
+            .WithSummary("Count and total weight of an owner's packages in a billing month.")
+            .WithRequiredQuery("ownerId", "year", "month");
         api.MapPut(Routes.Packages.Item, PutAsync).WithName("PutPackage")
-            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.");
-        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage");
-        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage");
+            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.")
+            .ProducesProblem(StatusCodes.Status409Conflict);
+        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage")
+            .WithSummary("A package by id.")
+            .ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage")
+            .WithSummary("Deletes a package; with deliveryId, only if it belongs to that delivery.")
+            .ProducesProblem(StatusCodes.Status404NotFound)
+            .ProducesProblem(StatusCodes.Status409Conflict);
         return app;
     }
 

@@ -12,18 +12,18 @@ using DroneDelivery.Workflow;
 
 namespace DroneDelivery.Services.Tests.Infrastructure;
 
-/// <summary>The services as their Programs build them.</summary>
+/// <summary>The services: their real Programs, and how those compose them (for services built but never started).</summary>
 internal static class Definitions
 {
-    public static readonly ServiceDefinition Delivery = new("delivery", b => b.AddDeliveryServices(), a => a.MapDeliveryApi());
+    public static readonly ServiceDefinition Delivery = new("delivery", b => b.AddDeliveryServices(), a => a.MapDeliveryApi(), c => new ServiceFactory<DeliveryProgram>(c));
 
-    public static readonly ServiceDefinition Gateway = new("gateway", b => b.AddGatewayServices(), a => a.MapInvoiceApi());
+    public static readonly ServiceDefinition Gateway = new("gateway", b => b.AddGatewayServices(), a => a.MapInvoiceApi(), c => new ServiceFactory<GatewayProgram>(c));
 
-    public static readonly ServiceDefinition Package = new("package", b => b.AddPackageServices(), a => a.MapPackageApi());
+    public static readonly ServiceDefinition Package = new("package", b => b.AddPackageServices(), a => a.MapPackageApi(), c => new ServiceFactory<PackageProgram>(c));
 
-    public static readonly ServiceDefinition DroneScheduler = new("dronescheduler", b => b.AddDroneSchedulerServices(), a => a.MapDroneDeliveryApi());
+    public static readonly ServiceDefinition DroneScheduler = new("dronescheduler", b => b.AddDroneSchedulerServices(), a => a.MapDroneDeliveryApi(), c => new ServiceFactory<DroneSchedulerProgram>(c));
 
-    public static readonly ServiceDefinition Ingestion = new("ingestion", b => b.AddIngestionServices(), a => a.MapDeliveryRequestApi());
+    public static readonly ServiceDefinition Ingestion = new("ingestion", b => b.AddIngestionServices(), a => a.MapDeliveryRequestApi(), c => new ServiceFactory<IngestionProgram>(c));
 
-    public static readonly ServiceDefinition Workflow = new("workflow", b => b.AddWorkflowServices(), _ => { });
+    public static readonly ServiceDefinition Workflow = new("workflow", b => b.AddWorkflowServices(), _ => { }, c => new ServiceFactory<WorkflowProgram>(c));
 }

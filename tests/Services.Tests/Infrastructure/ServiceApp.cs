@@ -1,32 +1,65 @@
 using System.Collections.Concurrent;
+using System.Net;
 using DroneDelivery.ServiceDefaults;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.TestHost;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 namespace DroneDelivery.Services.Tests.Infrastructure;
 
-/// <summary>How to build one of the services: its name, its registrations and its endpoints, as its Program does.</summary>
-public sealed record ServiceDefinition(string Name, Action<WebApplicationBuilder> AddServices, Action<WebApplication> MapApi);
+/// <summary>
+/// One of the services: its name and its Program (through <see cref="CreateFactory"/>); its registrations
+/// and endpoints only for <see cref="ServiceApp.Build"/>, which composes a service that is never started.
+/// </summary>
+public sealed record ServiceDefinition(
+    string Name,
+    Action<WebApplicationBuilder> AddServices,
+    Action<WebApplication> MapApi,
+    Func<Action<IWebHostBuilder>, IServiceFactory> CreateFactory);
 
-/// <summary>One service as a real Kestrel app on 127.0.0.1 (port chosen by the kernel), in this process.</summary>
+/// <summary>A service's real Program under <see cref="WebApplicationFactory{TEntryPoint}"/>.</summary>
+public interface IServiceFactory : IAsyncDisposable
+{
+    IServiceProvider Services { get; }
+
+    void StartServer();
+}
+
+/// <summary>Runs <typeparamref name="TProgram"/>'s assembly's Program on Kestrel at 127.0.0.1 (port chosen by the kernel).</summary>
+public sealed class ServiceFactory<TProgram> : WebApplicationFactory<TProgram>, IServiceFactory
+    where TProgram : class
+{
+    private readonly Action<IWebHostBuilder> _configure;
+
+    public ServiceFactory(Action<IWebHostBuilder> configure)
+    {
+        _configure = configure;
+        UseKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0));
+    }
+
+    protected override void ConfigureWebHost(IWebHostBuilder builder) => _configure(builder);
+}
+
+/// <summary>One service's real Program as a Kestrel app on 127.0.0.1 (port chosen by the kernel), in this process.</summary>
 public sealed class ServiceApp : IAsyncDisposable
 {
-    private ServiceApp(WebApplication app, CapturedLogs logs)
+    private readonly IServiceFactory _factory;
+
+    private ServiceApp(IServiceFactory factory, CapturedLogs logs)
     {
-        App = app;
+        _factory = factory;
         Logs = logs;
-        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+        var address = factory.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
         BaseAddress = new Uri(address.TrimEnd('/') + "/");
         Client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(60) };
     }
-
-    public WebApplication App { get; }
 
     public CapturedLogs Logs { get; }
 
@@ -34,9 +67,12 @@ public sealed class ServiceApp : IAsyncDisposable
 
     public HttpClient Client { get; }
 
-    public IServiceProvider Services => App.Services;
+    public IServiceProvider Services => _factory.Services;
 
-    /// <summary>Builds the service exactly as its Program does, with <paramref name="settings"/> on top of its configuration.</summary>
+    /// <summary>
+    /// Composes the service as its Program does, with <paramref name="settings"/> on top of its configuration,
+    /// without starting it: for settings that must be refused at start, and clients that must never be used.
+    /// </summary>
     public static WebApplication Build(ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, CapturedLogs? logs = null)
     {
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Production" });
@@ -52,28 +88,53 @@ public sealed class ServiceApp : IAsyncDisposable
         return app;
     }
 
-    public static async Task<ServiceApp> StartAsync(ServiceDefinition service, IReadOnlyDictionary<string, string?> settings)
+    /// <summary>
+    /// Starts the service's real Program with <paramref name="settings"/> on top of its configuration, and
+    /// <paramref name="testServices"/> registered after its own (e.g. a fake clock).
+    /// </summary>
+    public static async Task<ServiceApp> StartAsync(
+        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, Action<IServiceCollection>? testServices = null)
     {
         var logs = new CapturedLogs();
-        var app = Build(service, settings, logs);
+        var factory = CreateFactory(service, settings, logs, testServices);
         try
         {
-            await app.StartAsync();
+            await Task.Run(factory.StartServer);
         }
         catch
         {
-            await app.DisposeAsync();
+            await factory.DisposeAsync();
             throw;
         }
 
-        return new ServiceApp(app, logs);
+        return new ServiceApp(factory, logs);
     }
+
+    /// <summary>The service's real Program, in Production, with <paramref name="settings"/> on top of its configuration and its logs captured.</summary>
+    public static IServiceFactory CreateFactory(
+        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, CapturedLogs logs, Action<IServiceCollection>? testServices = null) =>
+        service.CreateFactory(web =>
+        {
+            web.UseEnvironment("Production");
+            web.ConfigureAppConfiguration((_, configuration) => configuration.AddInMemoryCollection(settings));
+            web.ConfigureTestServices(services =>
+            {
+                // The framework's console, debug and event-source loggers give way to the captured logs; OpenTelemetry's stays.
+                foreach (var framework in services.Where(descriptor => descriptor.ServiceType == typeof(ILoggerProvider)
+                    && descriptor.ImplementationType?.Namespace?.StartsWith("Microsoft.Extensions.Logging", StringComparison.Ordinal) == true).ToList())
+                {
+                    services.Remove(framework);
+                }
+
+                services.AddSingleton<ILoggerProvider>(logs);
+                testServices?.Invoke(services);
+            });
+        });
 
     public async ValueTask DisposeAsync()
     {
         Client.Dispose();
-        await App.StopAsync();
-        await App.DisposeAsync();
+        await _factory.DisposeAsync();
     }
 }
 

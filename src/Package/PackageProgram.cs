@@ -1,0 +1,4 @@
+namespace DroneDelivery.Package;
+
+/// <summary>Names this service's Program for WebApplicationFactory in tests, where six Programs share one test project.</summary>
+public sealed class PackageProgram;

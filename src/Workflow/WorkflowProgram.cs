@@ -1,0 +1,4 @@
+namespace DroneDelivery.Workflow;
+
+/// <summary>Names this service's Program for WebApplicationFactory in tests, where six Programs share one test project.</summary>
+public sealed class WorkflowProgram;
