@@ -220,6 +220,38 @@ public sealed class ChangeFeedTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Change_feed_reads_over_the_partition_budget_are_throttled_like_other_reads()
+    {
+        // A clock that does not move: the partitions' budgets never refill, so the 429 does not depend on this machine's speed.
+        var frozen = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var emulator = await CosmosTestHost.StartAsync(o =>
+        {
+            o.DefaultPhysicalPartitions = 1;
+            o.TimeProvider = frozen;
+        });
+        using var client = CosmosTestHost.Client(emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
+        var container = await CosmosTestHost.ContainerAsync(client, "/ownerId", throughput: 400, id: "throttled");
+        await container.CreateItemAsync(new Delivery("d0", "owner-0", 1), new PartitionKey("owner-0"));
+
+        CosmosException? error = null;
+        for (var i = 0; i < 1000 && error is null; i++)
+        {
+            try
+            {
+                await container.GetChangeFeedIterator<Delivery>(ChangeFeedStartFrom.Beginning(), ChangeFeedMode.LatestVersion).ReadNextAsync();
+            }
+            catch (CosmosException e)
+            {
+                error = e;
+            }
+        }
+
+        Assert.NotNull(error);
+        Assert.Equal(HttpStatusCode.TooManyRequests, error.StatusCode);
+        Assert.Equal(3200, error.SubStatusCode);
+    }
+
+    [Fact]
     public async Task All_versions_and_deletes_mode_is_refused_with_a_400_that_names_it()
     {
         var container = await SeededAsync("avad", 2);
