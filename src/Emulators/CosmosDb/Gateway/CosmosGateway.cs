@@ -164,6 +164,7 @@ internal sealed class CosmosGateway
                 "POST" when request.HeaderIsTrue(CosmosHeaders.IsQueryPlanRequest) => QueryHandlers.QueryPlan(request, container),
                 "POST" when request.HeaderIsTrue(CosmosHeaders.IsQuery) => QueryHandlers.Query(request, container),
                 "POST" => ItemHandlers.Create(request, container),
+                "GET" when ChangeFeedHandlers.IsChangeFeed(request) => ChangeFeedHandlers.Read(request, container),
                 "GET" => QueryHandlers.ReadFeed(request, container),
                 _ => MetadataHandlers.MethodNotAllowed(request),
             },

@@ -29,6 +29,7 @@ internal sealed class PhysicalPartition
     private PartitionSnapshot? _snapshot;
     private int _tombstones;
     private long _highestSequence = long.MinValue;
+    private long _lsn;
 
     public PhysicalPartition(int index, EpkRange range, string rid, PartitionMetrics metrics)
     {
@@ -106,6 +107,7 @@ internal sealed class PhysicalPartition
             }
 
             var document = build(existing);
+            document.Lsn = ++_lsn;
             _snapshot = null;
             if (exists)
             {
@@ -135,6 +137,7 @@ internal sealed class PhysicalPartition
 
             _slots[slot] = null;
             _index.Remove(key);
+            _lsn++;
             _snapshot = null;
             if (++_tombstones > CompactionThreshold && _tombstones > _index.Count)
             {
@@ -142,6 +145,28 @@ internal sealed class PhysicalPartition
             }
 
             return (WriteStatus.Deleted, existing);
+        }
+    }
+
+    /// <summary>
+    /// The change feed's view: the latest version of every item written after <paramref name="afterLsn"/>
+    /// that <paramref name="include"/> accepts, in log order, and the partition's current log position.
+    /// </summary>
+    public (List<StoredDocument> Changes, long CurrentLsn) ChangesAfter(long afterLsn, Func<StoredDocument, bool> include)
+    {
+        lock (_sync)
+        {
+            var changes = new List<StoredDocument>();
+            foreach (var document in _slots)
+            {
+                if (document is not null && document.Lsn > afterLsn && include(document))
+                {
+                    changes.Add(document);
+                }
+            }
+
+            changes.Sort(static (a, b) => a.Lsn.CompareTo(b.Lsn));
+            return (changes, _lsn);
         }
     }
 

@@ -26,6 +26,12 @@ internal sealed class StoredDocument
 
     public required long Timestamp { get; init; }
 
+    /// <summary>
+    /// The write's position in its physical partition's log (<c>_lsn</c> in the change feed); set by the
+    /// partition under its lock when the document is stored, never changed afterwards.
+    /// </summary>
+    public long Lsn { get; internal set; }
+
     public required byte[] Json { get; init; }
 
     public required JsonElement Root { get; init; }
