@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.CompilerServices;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.CosmosDb.Partitioning;
@@ -15,7 +16,7 @@ namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 /// request: each operation succeeds or fails on its own, and operations the partition has no RU
 /// budget left for are answered 429 with a retry-after, so the SDK retries only those.
 /// </summary>
-internal static class BatchHandlers
+internal static partial class BatchHandlers
 {
     /// <summary>The service's limit on operations in one batch request.</summary>
     public const int MaxOperations = 100;
@@ -26,19 +27,18 @@ internal static class BatchHandlers
     {
         var atomic = !bool.TryParse(request.Header(CosmosHeaders.IsBatchAtomic), out var isAtomic) || isAtomic;
         var operation = atomic ? CosmosEmulatorOperations.Batch : CosmosEmulatorOperations.Bulk;
-        if (!IsJsonArray(request.Body))
+        // The JavaScript SDK sends a JSON array; the .NET SDK a RecordIO stream of HybridRow records,
+        // and it expects its answer in the same form.
+        var binary = !IsJsonArray(request.Body);
+        List<BatchOperation> operations;
+        if (binary)
         {
-            return GatewayResponse.BadRequest(
-                "This batch request body is not a JSON array of operations. The emulator serves TransactionalBatch and bulk "
-                + "in the JSON form the JavaScript SDK sends; the binary HybridRow form the .NET SDK sends "
-                + "(CreateTransactionalBatch, AllowBulkExecution) is not supported.").Named(operation);
+            operations = ReadHybridRowOperations(request.Body);
         }
-
-        using var body = request.ParseJson(allowArray: true);
-        var operations = new List<BatchOperation>();
-        foreach (var element in body.RootElement.EnumerateArray())
+        else
         {
-            operations.Add(BatchOperation.Parse(element));
+            using var body = request.ParseJson(allowArray: true);
+            operations = [.. body.RootElement.EnumerateArray().Select(BatchOperation.Parse)];
         }
 
         if (operations.Count == 0)
@@ -52,10 +52,10 @@ internal static class BatchHandlers
                 $"Batch request has more operations than what is supported: {operations.Count} operations, at most {MaxOperations}.").Named(operation);
         }
 
-        return atomic ? Transactional(request, container, operations) : Bulk(request, container, operations);
+        return atomic ? Transactional(request, container, operations, binary) : Bulk(request, container, operations, binary);
     }
 
-    private static GatewayResponse Transactional(GatewayRequest request, ContainerResource container, List<BatchOperation> operations)
+    private static GatewayResponse Transactional(GatewayRequest request, ContainerResource container, List<BatchOperation> operations, bool binary)
     {
         const string operation = CosmosEmulatorOperations.Batch;
         var partitionKey = request.PartitionKey()
@@ -131,12 +131,12 @@ internal static class BatchHandlers
         });
 
         var allSucceeded = outcomes.All(o => o.Status < 400);
-        var response = Answer(outcomes, allSucceeded ? 200 : 207).Named(operation);
+        var response = Answer(outcomes, operations, allSucceeded ? 200 : 207, binary).Named(operation);
         var documents = allSucceeded ? outcomes.Count(o => o.Document is not null || o.Writes) : 0;
         return response.Charge(container, partition, outcomes.Sum(o => o.Charge), documents);
     }
 
-    private static GatewayResponse Bulk(GatewayRequest request, ContainerResource container, List<BatchOperation> operations)
+    private static GatewayResponse Bulk(GatewayRequest request, ContainerResource container, List<BatchOperation> operations, bool binary)
     {
         const string operation = CosmosEmulatorOperations.Bulk;
         var headerKey = request.PartitionKey();
@@ -168,7 +168,7 @@ internal static class BatchHandlers
             var partition = container.PartitionFor(epk);
             if (!budgets.TryGetValue(partition, out var budget))
             {
-                budget = new Budget(container, partition);
+                budget = new Budget(container, partition, queued: binary);
                 budgets.Add(partition, budget);
             }
 
@@ -205,9 +205,10 @@ internal static class BatchHandlers
             outcomes[i] = outcome;
         }
 
-        if (budgets.Count > 0 && budgets.Values.All(b => b.Refused) && outcomes.All(o => o.Status == 429))
+        if (!binary && budgets.Count > 0 && budgets.Values.All(b => b.Refused) && outcomes.All(o => o.Status == 429))
         {
             // No operation was admitted: the whole request is throttled, as a point operation would be.
+            // (In the .NET SDK's form each operation keeps its own place in the partition's queue.)
             var first = budgets.Values.First();
             var throttled = GatewayResponse.TooManyRequests(first.RetryAfter).Named(operation);
             throttled.Container = container;
@@ -220,7 +221,7 @@ internal static class BatchHandlers
             return throttled;
         }
 
-        var response = Answer(outcomes, outcomes.All(o => o.Status < 400) ? 200 : 207).Named(operation);
+        var response = Answer(outcomes, operations, outcomes.All(o => o.Status < 400) ? 200 : 207, binary).Named(operation);
         if (budgets.Count == 0)
         {
             response.Container = container;
@@ -313,12 +314,13 @@ internal static class BatchHandlers
         return new Outcome(status, document, charges.WritePerKilobyte * DataPlane.Kilobytes(document.Json.Length)) { Writes = true, NewState = document };
     }
 
-    private static GatewayResponse Answer(IReadOnlyList<Outcome> outcomes, int statusCode) =>
-        GatewayResponse.Json(statusCode, writer =>
+    private static GatewayResponse Answer(IReadOnlyList<Outcome> outcomes, List<BatchOperation> operations, int statusCode, bool binary) =>
+        binary ? WriteHybridRowResults(outcomes, operations, statusCode) : GatewayResponse.Json(statusCode, writer =>
         {
             writer.WriteStartArray();
-            foreach (var outcome in outcomes)
+            for (var i = 0; i < outcomes.Count; i++)
             {
+                var outcome = outcomes[i];
                 writer.WriteStartObject();
                 writer.WriteNumber("statusCode", outcome.Status);
                 if (outcome.SubStatus != 0)
@@ -330,8 +332,11 @@ internal static class BatchHandlers
                 if (outcome.Document is { } document)
                 {
                     writer.WriteString("eTag", document.ETag);
-                    writer.WritePropertyName("resourceBody");
-                    writer.WriteRawValue(document.Json, skipInputValidation: true);
+                    if (!operations[i].Minimal || operations[i].Type == BatchOperationType.Read)
+                    {
+                        writer.WritePropertyName("resourceBody");
+                        writer.WriteRawValue(document.Json, skipInputValidation: true);
+                    }
                 }
 
                 if (outcome.RetryAfter > 0)
@@ -395,8 +400,19 @@ internal static class BatchHandlers
     /// A partition's RU budget during one bulk request: admitted like a point request, then spent
     /// operation by operation; once spent, the remaining operations are told to come back later.
     /// </summary>
-    private sealed class Budget(ContainerResource container, PhysicalPartition partition)
+    /// <remarks>
+    /// The two SDKs retry throttled bulk operations differently, so the retry-after depends on the
+    /// form of the request. The JavaScript SDK sleeps each throttled operation's retry-after one
+    /// after another before re-queuing it, which already spaces them out: every operation gets the
+    /// time to repay what the request spent beyond the budget and to afford one more write. The .NET
+    /// SDK waits each operation's retry-after concurrently (at most 9 times, 30 s in all), so in its
+    /// binary form throttled operations queue up per partition: the n-th still waiting is told to come
+    /// back when the partition will have earned the RU for the writes before it, as the service spaces
+    /// out throttled requests, instead of all returning at once to be throttled again.
+    /// </remarks>
+    private sealed class Budget(ContainerResource container, PhysicalPartition partition, bool queued)
     {
+        private static readonly ConditionalWeakTable<PhysicalPartition, Queue<long>> Waiting = [];
         private double? _available;
 
         public double Spent { get; set; }
@@ -407,36 +423,51 @@ internal static class BatchHandlers
 
         public bool TryAdmit(out int retryAfter)
         {
-            if (Refused)
+            if (!Refused && _available is null)
             {
-                retryAfter = RetryAfter;
-                return false;
-            }
-
-            if (_available is null)
-            {
-                if (!container.Pool.TryAdmit(partition.Index, out retryAfter))
+                if (!container.Pool.TryAdmit(partition.Index, out var poolRetryAfter))
                 {
                     Refused = true;
-                    RetryAfter = retryAfter;
-                    return false;
+                    RetryAfter = poolRetryAfter;
                 }
-
-                _available = container.Pool.Available(partition.Index);
+                else
+                {
+                    _available = container.Pool.Available(partition.Index);
+                }
             }
 
-            if (_available.Value - Spent > 0)
+            if (!Refused && _available!.Value - Spent > 0)
             {
                 retryAfter = 0;
                 return true;
             }
 
-            // Long enough to repay what this request spent beyond the budget and to afford one more write.
             var perSecond = Math.Max(container.Pool.PerPartition, 0.001);
-            var debt = Spent - _available.Value + container.Charges.WritePerKilobyte;
-            retryAfter = Math.Max(1, (int)Math.Ceiling(debt / perSecond * 1000));
+            var write = container.Charges.WritePerKilobyte;
+            var debt = Refused ? RetryAfter / 1000.0 * perSecond : Spent - _available!.Value;
+            if (!queued)
+            {
+                retryAfter = Refused ? RetryAfter : Milliseconds((debt + write) / perSecond);
+                return false;
+            }
+
+            var waiting = Waiting.GetValue(partition, _ => new Queue<long>());
+            lock (waiting)
+            {
+                var now = Environment.TickCount64;
+                while (waiting.Count > 0 && waiting.Peek() <= now)
+                {
+                    waiting.Dequeue();
+                }
+
+                retryAfter = Milliseconds((debt + ((waiting.Count + 1) * write)) / perSecond);
+                waiting.Enqueue(now + retryAfter);
+            }
+
             return false;
         }
+
+        private static int Milliseconds(double seconds) => Math.Max(1, (int)Math.Ceiling(seconds * 1000));
     }
 
     private enum BatchOperationType
@@ -462,6 +493,9 @@ internal static class BatchHandlers
 
         public JsonElement? Body { get; private init; }
 
+        /// <summary>The client asked for no item in the answer to a write (<c>Prefer: return=minimal</c>).</summary>
+        public bool Minimal { get; private init; }
+
         public static BatchOperation Parse(JsonElement element)
         {
             if (element.ValueKind != JsonValueKind.Object)
@@ -479,26 +513,38 @@ internal static class BatchHandlers
             JsonElement? body = element.TryGetProperty("resourceBody", out var resource) && resource.ValueKind != JsonValueKind.Null
                 ? resource.Clone()
                 : null;
+            return Create(
+                type,
+                String(element, "id"),
+                element.TryGetProperty("partitionKey", out var pk) ? pk.ValueKind == JsonValueKind.String ? pk.GetString() : pk.GetRawText() : null,
+                String(element, "ifMatch"),
+                body,
+                minimal: false);
+        }
+
+        public static BatchOperation Create(BatchOperationType type, string? id, string? partitionKeyJson, string? ifMatch, JsonElement? body, bool minimal)
+        {
             var operation = new BatchOperation
             {
                 Type = type,
-                ItemId = String(element, "id"),
-                PartitionKeyJson = element.TryGetProperty("partitionKey", out var pk) ? pk.ValueKind == JsonValueKind.String ? pk.GetString() : pk.GetRawText() : null,
-                IfMatch = String(element, "ifMatch"),
+                ItemId = id,
+                PartitionKeyJson = partitionKeyJson,
+                IfMatch = ifMatch,
                 Body = body,
+                Minimal = minimal,
             };
             if (type is BatchOperationType.Create or BatchOperationType.Upsert or BatchOperationType.Replace)
             {
                 if (body is not { ValueKind: JsonValueKind.Object })
                 {
-                    throw new BadRequestException($"A {typeName} operation needs a resourceBody object.");
+                    throw new BadRequestException($"A {type} operation needs a resourceBody object.");
                 }
 
                 MetadataHandlers.RequireId(body.Value);
             }
             else if (operation.ItemId is null)
             {
-                throw new BadRequestException($"A {typeName} operation needs the id of its item.");
+                throw new BadRequestException($"A {type} operation needs the id of its item.");
             }
 
             return operation;
