@@ -173,14 +173,11 @@ public sealed class ItemTests : IAsyncLifetime
         var ttl = await Assert.ThrowsAsync<CosmosException>(() => _client.GetDatabase("test").CreateContainerAsync(new ContainerProperties("ttl", "/pk") { DefaultTimeToLive = 60 }));
         var procedure = await Assert.ThrowsAsync<CosmosException>(() => _container.Scripts.CreateStoredProcedureAsync(
             new Microsoft.Azure.Cosmos.Scripts.StoredProcedureProperties("sp", "function () {}")));
-        var batch = await _container.CreateTransactionalBatch(new PartitionKey("owner-1")).CreateItem(new Parcel("b1", "owner-1", 1)).ExecuteAsync();
 
         Assert.Equal(HttpStatusCode.BadRequest, ttl.StatusCode);
         Assert.Contains("defaultTtl", ttl.Message);
         Assert.Equal(HttpStatusCode.BadRequest, procedure.StatusCode);
         Assert.Contains("sprocs", procedure.Message);
-        Assert.Equal(HttpStatusCode.BadRequest, batch.StatusCode);
-        Assert.Contains("TransactionalBatch", batch.ErrorMessage);
     }
 
     [Fact]

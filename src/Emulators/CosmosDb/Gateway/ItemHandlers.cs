@@ -13,7 +13,7 @@ internal static class ItemHandlers
     {
         if (request.HeaderIsTrue(CosmosHeaders.IsBatchRequest))
         {
-            return GatewayResponse.BadRequest("TransactionalBatch and bulk execution (AllowBulkExecution) are not supported by this emulator.");
+            return BatchHandlers.Execute(request, container);
         }
 
         var upsert = request.HeaderIsTrue(CosmosHeaders.IsUpsert);

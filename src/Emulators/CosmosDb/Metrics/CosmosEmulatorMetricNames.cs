@@ -61,6 +61,8 @@ public static class CosmosEmulatorOperations
     public const string ReplaceItem = "ReplaceItem";
     public const string DeleteItem = "DeleteItem";
     public const string PatchItem = "PatchItem";
+    public const string Batch = "Batch";
+    public const string Bulk = "Bulk";
     public const string Query = "Query";
     public const string QueryPlan = "QueryPlan";
     public const string ReadFeed = "ReadFeed";

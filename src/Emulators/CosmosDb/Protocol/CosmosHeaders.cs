@@ -13,6 +13,7 @@ internal static class CosmosHeaders
     public const string EnableCrossPartitionQuery = "x-ms-documentdb-query-enablecrosspartition";
     public const string IsUpsert = "x-ms-documentdb-is-upsert";
     public const string IsBatchRequest = "x-ms-cosmos-is-batch-request";
+    public const string IsBatchAtomic = "x-ms-cosmos-batch-atomic";
     public const string MaxItemCount = "x-ms-max-item-count";
     public const string Continuation = "x-ms-continuation";
     public const string OfferThroughput = "x-ms-offer-throughput";

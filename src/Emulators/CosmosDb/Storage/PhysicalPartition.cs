@@ -19,7 +19,7 @@ internal enum WriteStatus
 /// order (slots with tombstones, compacted as they accumulate) plus an index by key; queries read an
 /// immutable snapshot that is rebuilt only after writes.
 /// </summary>
-internal sealed class PhysicalPartition
+internal sealed partial class PhysicalPartition
 {
     private const int CompactionThreshold = 1024;
 
