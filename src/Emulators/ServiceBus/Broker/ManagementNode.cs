@@ -149,7 +149,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     /// </summary>
     private Result ScheduleMessages(Dictionary<object, object?> body)
     {
-        if (entity.IsDeadLetterQueue)
+        if (entity.IsDeadLetterQueue || entity.IsSubscription)
         {
             return NotToDeadLetterQueue();
         }
@@ -191,7 +191,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     /// </summary>
     private Result CancelScheduledMessages(Dictionary<object, object?> body)
     {
-        if (entity.IsDeadLetterQueue)
+        if (entity.IsDeadLetterQueue || entity.IsSubscription)
         {
             return NotToDeadLetterQueue();
         }
@@ -203,7 +203,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     }
 
     private static Result NotToDeadLetterQueue() =>
-        new(400, "Messages cannot be scheduled on a dead-letter queue.", ErrorCondition.NotAllowed);
+        new(400, "Messages can be scheduled on a queue or a topic only, not on a dead-letter queue or a subscription.", ErrorCondition.NotAllowed);
 
     private static long[] SequenceNumbers(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.SequenceNumbersKey) switch
     {
