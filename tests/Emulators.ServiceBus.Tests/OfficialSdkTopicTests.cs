@@ -1,3 +1,4 @@
+using Admin = Azure.Messaging.ServiceBus.Administration;
 using Sdk = Azure.Messaging.ServiceBus;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
@@ -105,5 +106,61 @@ public sealed class OfficialSdkTopicTests
         Assert.Equal(Sdk.ServiceBusFailureReason.MessagingEntityNotFound, notFound.Reason);
         Assert.Equal("still here", received!.Body.ToString());
         Assert.Null(await receiver.PeekMessageAsync());
+    }
+
+    [Fact]
+    public async Task Sdk_rule_manager_lists_the_default_rule_then_adds_and_removes_rules_that_take_effect()
+    {
+        await using var emulator = await ServiceBusEmulator.StartAsync(TopicScope.Options());
+        await using var client = Client(emulator);
+        await using var rules = client.CreateRuleManager(TopicScope.Topic, TopicScope.All);
+        var initial = await ToListAsync(rules.GetRulesAsync());
+
+        await rules.DeleteRuleAsync(SubscriptionOptions.DefaultRuleName);
+        await rules.CreateRuleAsync(new Admin.CreateRuleOptions("heavy", new Admin.SqlRuleFilter("weight > 10")) { Action = new Admin.SqlRuleAction("SET tagged = 'heavy'") });
+        await rules.CreateRuleAsync("west", new Admin.CorrelationRuleFilter { CorrelationId = "c-9", ApplicationProperties = { ["region"] = "west" } });
+        var duplicate = await Assert.ThrowsAsync<Sdk.ServiceBusException>(() => rules.CreateRuleAsync("west", new Admin.TrueRuleFilter()));
+        var bad = await Assert.ThrowsAnyAsync<Exception>(() => rules.CreateRuleAsync("bad", new Admin.SqlRuleFilter("weight >")));
+        var missing = await Assert.ThrowsAnyAsync<Exception>(() => rules.DeleteRuleAsync("nothing"));
+        var current = await ToListAsync(rules.GetRulesAsync());
+
+        await using var sender = client.CreateSender(TopicScope.Topic);
+        await using var receiver = client.CreateReceiver(TopicScope.Topic, TopicScope.All);
+        var light = new Sdk.ServiceBusMessage("light");
+        light.ApplicationProperties["weight"] = 1;
+        var heavy = new Sdk.ServiceBusMessage("heavy");
+        heavy.ApplicationProperties["weight"] = 20;
+        var west = new Sdk.ServiceBusMessage("west") { CorrelationId = "c-9" };
+        west.ApplicationProperties["region"] = "west";
+        await sender.SendMessagesAsync([light, heavy, west]);
+        var first = await receiver.ReceiveMessageAsync(Bound);
+        var second = await receiver.ReceiveMessageAsync(Bound);
+
+        var rule = Assert.Single(initial);
+        Assert.Equal("$Default", rule.Name);
+        Assert.IsType<Admin.TrueRuleFilter>(rule.Filter);
+        Assert.Equal(["heavy", "west"], current.Select(r => r.Name));
+        Assert.Equal("weight > 10", Assert.IsType<Admin.SqlRuleFilter>(current[0].Filter).SqlExpression);
+        Assert.Equal("SET tagged = 'heavy'", Assert.IsType<Admin.SqlRuleAction>(current[0].Action).SqlExpression);
+        var correlation = Assert.IsType<Admin.CorrelationRuleFilter>(current[1].Filter);
+        Assert.Equal("c-9", correlation.CorrelationId);
+        Assert.Equal("west", correlation.ApplicationProperties["region"]);
+        Assert.Equal(Sdk.ServiceBusFailureReason.MessagingEntityAlreadyExists, duplicate.Reason);
+        Assert.NotNull(bad);
+        Assert.NotNull(missing);
+        Assert.Equal("heavy", first!.Body.ToString());
+        Assert.Equal("heavy", first.ApplicationProperties["tagged"]);
+        Assert.Equal("west", second!.Body.ToString());
+    }
+
+    private static async Task<List<T>> ToListAsync<T>(IAsyncEnumerable<T> items)
+    {
+        var list = new List<T>();
+        await foreach (var item in items)
+        {
+            list.Add(item);
+        }
+
+        return list;
     }
 }

@@ -110,7 +110,7 @@ public sealed record SubscriptionOptions
     };
 
     /// <summary>The rules in force: the configured ones, or <c>$Default</c>.</summary>
-    internal IReadOnlyList<RuleOptions> EffectiveRules => Rules.Count > 0 ? Rules : [new RuleOptions { Name = DefaultRuleName, SqlExpression = "1=1" }];
+    internal IReadOnlyList<RuleOptions> EffectiveRules => Rules.Count > 0 ? Rules : [new RuleOptions { Name = DefaultRuleName }];
 
     public void Validate(string topic)
     {

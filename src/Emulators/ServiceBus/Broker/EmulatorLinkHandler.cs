@@ -251,7 +251,7 @@ internal sealed class Namespace
                 _entities[main.Path] = main;
                 _entities[dlq.Path] = dlq;
                 Queues.Add(main);
-                _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider);
+                _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider, subscription);
                 _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
             }
         }

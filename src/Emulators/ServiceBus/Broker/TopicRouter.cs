@@ -5,6 +5,8 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 /// <summary>A rule in force on a subscription.</summary>
 internal sealed record SubscriptionRule(RuleOptions Options, IRuleFilter Filter, IRuleAction? Action)
 {
+    public DateTime CreatedAt { get; init; }
+
     public static SubscriptionRule From(RuleOptions options) => new(options, options.CreateFilter(), options.CreateAction());
 }
 
