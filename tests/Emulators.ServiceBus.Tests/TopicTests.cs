@@ -170,4 +170,26 @@ public sealed class TopicTests
         Assert.Equal("processed", body);
         Assert.Equal("deliveries/Subscriptions/all", processor.EntityPath);
     }
+
+    [Fact]
+    public async Task A_message_scheduled_on_the_topic_reaches_the_subscriptions_at_its_time_and_a_cancelled_one_never_does()
+    {
+        var (emulator, client) = await StartAsync();
+        await using var _ = emulator;
+        await using var __ = client;
+        await using var sender = client.CreateSender(TopicScope.Topic);
+        await using var receiver = client.CreateReceiver(TopicScope.Topic, TopicScope.All);
+        var at = DateTimeOffset.UtcNow.AddSeconds(1);
+        var cancelled = await sender.ScheduleMessageAsync(new ServiceBusMessage("cancelled"), at);
+        await sender.ScheduleMessageAsync(new ServiceBusMessage("scheduled"), at);
+        await sender.CancelScheduledMessageAsync(cancelled);
+
+        var received = await receiver.ReceiveMessageAsync(Bound);
+        await receiver.CompleteMessageAsync(received!);
+
+        Assert.Equal("scheduled", received!.Body.ToString());
+        Assert.Null(await receiver.PeekMessageAsync());
+        Assert.Equal(2, emulator.GetMetrics()[TopicScope.Topic].Counters.IncomingMessages);
+        Assert.Equal(1, emulator.GetMetrics()["deliveries/Subscriptions/all"].Counters.IncomingMessages);
+    }
 }
