@@ -88,15 +88,17 @@ public sealed class OfficialSdkTopicTests
     }
 
     [Fact]
-    public async Task Sdk_unknown_subscription_and_send_to_a_subscription_are_refused_and_the_connection_keeps_working()
+    public async Task Sdk_unknown_subscription_send_to_a_subscription_and_receive_from_a_topic_are_refused_and_the_connection_keeps_working()
     {
         await using var emulator = await ServiceBusEmulator.StartAsync(TopicScope.Options());
         await using var client = Client(emulator);
         await using var missing = client.CreateReceiver(TopicScope.Topic, "nobody");
         await using var toSubscription = client.CreateSender("deliveries/Subscriptions/all");
+        await using var fromTopic = client.CreateReceiver(TopicScope.Topic);
 
         var notFound = await Assert.ThrowsAsync<Sdk.ServiceBusException>(() => missing.ReceiveMessageAsync(Bound));
         await Assert.ThrowsAnyAsync<Exception>(() => toSubscription.SendMessageAsync(new Sdk.ServiceBusMessage("nope")));
+        await Assert.ThrowsAnyAsync<Exception>(() => fromTopic.ReceiveMessageAsync(Bound));
 
         await using var sender = client.CreateSender(TopicScope.Topic);
         await using var receiver = client.CreateReceiver(TopicScope.Topic, TopicScope.All);
