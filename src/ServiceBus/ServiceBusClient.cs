@@ -67,6 +67,18 @@ public class ServiceBusClient : IAsyncDisposable
     public virtual ServiceBusReceiver CreateReceiver(string queueName, ServiceBusReceiverOptions options) =>
         Track(new ServiceBusReceiver(this, Entity(queueName), options ?? throw new ArgumentNullException(nameof(options))));
 
+    /// <summary>A receiver for a topic's subscription (entity path <c>&lt;topic&gt;/Subscriptions/&lt;subscription&gt;</c>).</summary>
+    public virtual ServiceBusReceiver CreateReceiver(string topicName, string subscriptionName) => CreateReceiver(topicName, subscriptionName, new ServiceBusReceiverOptions());
+
+    public virtual ServiceBusReceiver CreateReceiver(string topicName, string subscriptionName, ServiceBusReceiverOptions options) =>
+        Track(new ServiceBusReceiver(this, SubscriptionPath(topicName, subscriptionName), options ?? throw new ArgumentNullException(nameof(options))));
+
+    /// <summary>A processor for a topic's subscription.</summary>
+    public virtual ServiceBusProcessor CreateProcessor(string topicName, string subscriptionName) => CreateProcessor(topicName, subscriptionName, new ServiceBusProcessorOptions());
+
+    public virtual ServiceBusProcessor CreateProcessor(string topicName, string subscriptionName, ServiceBusProcessorOptions options) =>
+        Track(new ServiceBusProcessor(this, SubscriptionPath(topicName, subscriptionName), options ?? throw new ArgumentNullException(nameof(options))));
+
     public virtual ServiceBusProcessor CreateProcessor(string queueName) => CreateProcessor(queueName, new ServiceBusProcessorOptions());
 
     public virtual ServiceBusProcessor CreateProcessor(string queueName, ServiceBusProcessorOptions options) =>
@@ -105,6 +117,12 @@ public class ServiceBusClient : IAsyncDisposable
         }
 
         return name.Trim('/');
+    }
+
+    private string SubscriptionPath(string topicName, string subscriptionName)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(subscriptionName);
+        return $"{Entity(topicName)}/Subscriptions/{subscriptionName.Trim('/')}";
     }
 
     private T Track<T>(T child)

@@ -125,7 +125,8 @@ public sealed class HostingTests
     [Theory]
     [InlineData("\"LockDuration\": \"PT5S\"", "\"LockDuration\": \"five seconds\"", "LockDuration must be an ISO-8601 duration")]
     [InlineData("\"LockDuration\": \"PT5S\"", "\"LockDuration\": \"PT10M\"", "LockDuration must be 1 s..5 min")]
-    [InlineData("\"Topics\": []", "\"Topics\": [ { \"Name\": \"t\" } ]", "topics are not supported")]
+    [InlineData("\"Topics\": []", "\"Topics\": [ { \"Name\": \"t\", \"Subscriptions\": [ { \"Name\": \"s\", \"Rules\": [ { \"Name\": \"r\", \"Properties\": { \"FilterType\": \"Sql\", \"SqlFilter\": { \"SqlExpression\": \"a LIKE 5\" } } } ] } ] } ]", "Subscription 't/Subscriptions/s', rule 'r': SQL filter \"a LIKE 5\" is not supported at position 7")]
+    [InlineData("\"Topics\": []", "\"Topics\": [ { \"Name\": \"t\", \"Subscriptions\": [ { \"Name\": \"s\" }, { \"Name\": \"s\" } ] } ]", "Topic 't': subscription 's' is defined twice")]
     [InlineData("\"Name\": \"deliveries\"", "\"Name\": \"bad name!\"", "Queue name 'bad name!' is invalid")]
     public void Config_file_errors_name_the_bad_entry(string original, string replacement, string expected)
     {

@@ -54,7 +54,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         $"Endpoint=sb://{Options.Host}:{AmqpEndPoint.Port};SharedAccessKeyName={Options.SharedAccessKeyName};SharedAccessKey={Options.SharedAccessKey};UseDevelopmentEmulator=true";
 
     /// <summary>The line printed when ready: where AMQP and HTTP listen.</summary>
-    public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}";
+    public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}{(Options.Topics.Count == 0 ? string.Empty : " topics=" + string.Join(',', Options.Topics.Select(t => t.Name)))}";
 
     /// <summary>Raised with a one-line description when a client connection ends with an error (malformed input, idle time-out...).</summary>
     public event Action<string>? ConnectionFailed;

@@ -32,6 +32,9 @@ public sealed record ServiceBusEmulatorOptions
 
     public IReadOnlyList<QueueOptions> Queues { get; init; } = [];
 
+    /// <summary>Topics with their subscriptions and rules (Config.json's <c>Topics</c>).</summary>
+    public IReadOnlyList<TopicOptions> Topics { get; init; } = [];
+
     /// <summary>Largest message (or batch) a sender may transfer, in bytes; announced as the link's max-message-size. Default 256 KiB (Standard tier).</summary>
     public long MaxMessageSizeBytes { get; init; } = 256 * 1024;
 
@@ -75,6 +78,12 @@ public sealed record ServiceBusEmulatorOptions
         {
             queue.Validate();
             Require(names.Add(queue.Name), $"Queue '{queue.Name}' is defined twice.");
+        }
+
+        foreach (var topic in Topics)
+        {
+            topic.Validate();
+            Require(names.Add(topic.Name), $"Topic '{topic.Name}' has the name of another queue or topic.");
         }
     }
 
@@ -134,12 +143,22 @@ public sealed record ServiceBusEmulatorOptions
             }
         }
 
-        if (ns.TryGetProperty("Topics", out var topics) && topics.ValueKind == JsonValueKind.Array && topics.GetArrayLength() > 0)
+        var topics = new List<TopicOptions>();
+        if (ns.TryGetProperty("Topics", out var topicArray) && topicArray.ValueKind != JsonValueKind.Null)
         {
-            throw new EmulatorConfigurationException($"{source}: topics are not supported by this emulator (Namespaces[0].Topics must be empty).");
+            if (topicArray.ValueKind != JsonValueKind.Array)
+            {
+                throw new EmulatorConfigurationException($"{source}: 'Namespaces[0].Topics' must be an array.");
+            }
+
+            var index = 0;
+            foreach (var t in topicArray.EnumerateArray())
+            {
+                topics.Add(TopicOptions.FromConfig(t, $"{source}: Topics[{index++}]"));
+            }
         }
 
-        options = options with { NamespaceName = nsName, Queues = queues };
+        options = options with { NamespaceName = nsName, Queues = queues, Topics = topics };
         if (root.TryGetProperty("Emulator", out var emulator))
         {
             var where = $"{source}: Emulator";
@@ -244,31 +263,39 @@ public sealed partial record QueueOptions
 
     public TimeSpan DuplicateDetectionHistoryTimeWindow { get; init; } = TimeSpan.FromMinutes(10);
 
+    /// <summary>What the entity is called in messages ("Queue", "Topic", "Subscription").</summary>
+    internal string Kind { get; init; } = "Queue";
+
     public void Validate()
     {
         if (string.IsNullOrWhiteSpace(Name) || !EntityName().IsMatch(Name) || Name.Contains('$', StringComparison.Ordinal))
         {
-            throw new EmulatorConfigurationException($"Queue name '{Name}' is invalid: use letters, digits, '.', '-', '_' and '/', starting and ending with a letter or digit.");
+            throw new EmulatorConfigurationException($"{Kind} name '{Name}' is invalid: use letters, digits, '.', '-', '_' and '/', starting and ending with a letter or digit.");
+        }
+
+        if (Kind == "Queue" && Name.Contains("/Subscriptions/", StringComparison.OrdinalIgnoreCase))
+        {
+            throw new EmulatorConfigurationException($"Queue name '{Name}' is invalid: '/Subscriptions/' is reserved for subscription paths.");
         }
 
         if (LockDuration < TimeSpan.FromSeconds(1) || LockDuration > TimeSpan.FromMinutes(5))
         {
-            throw new EmulatorConfigurationException($"Queue '{Name}': LockDuration must be 1 s..5 min (got {LockDuration}).");
+            throw new EmulatorConfigurationException($"{Kind} '{Name}': LockDuration must be 1 s..5 min (got {LockDuration}).");
         }
 
         if (MaxDeliveryCount is < 1 or > 2000)
         {
-            throw new EmulatorConfigurationException($"Queue '{Name}': MaxDeliveryCount must be 1..2000 (got {MaxDeliveryCount}).");
+            throw new EmulatorConfigurationException($"{Kind} '{Name}': MaxDeliveryCount must be 1..2000 (got {MaxDeliveryCount}).");
         }
 
         if (DefaultMessageTimeToLive < TimeSpan.FromSeconds(1))
         {
-            throw new EmulatorConfigurationException($"Queue '{Name}': DefaultMessageTimeToLive must be at least 1 s (got {DefaultMessageTimeToLive}).");
+            throw new EmulatorConfigurationException($"{Kind} '{Name}': DefaultMessageTimeToLive must be at least 1 s (got {DefaultMessageTimeToLive}).");
         }
 
         if (DuplicateDetectionHistoryTimeWindow < TimeSpan.FromSeconds(1) || DuplicateDetectionHistoryTimeWindow > TimeSpan.FromDays(7))
         {
-            throw new EmulatorConfigurationException($"Queue '{Name}': DuplicateDetectionHistoryTimeWindow must be 1 s..7 days (got {DuplicateDetectionHistoryTimeWindow}).");
+            throw new EmulatorConfigurationException($"{Kind} '{Name}': DuplicateDetectionHistoryTimeWindow must be 1 s..7 days (got {DuplicateDetectionHistoryTimeWindow}).");
         }
     }
 

@@ -54,7 +54,19 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
                 return;
             }
 
+            if (entity.IsSubscription)
+            {
+                link.Reject(new Error { Condition = ErrorCondition.NotAllowed, Description = $"Messages cannot be sent to subscription '{entity.Path}': send to its topic." });
+                return;
+            }
+
             AcceptSender(receiver, entity);
+            return;
+        }
+
+        if (entity.IsTopic)
+        {
+            link.Reject(new Error { Condition = ErrorCondition.NotAllowed, Description = $"Cannot receive from topic '{entity.Path}': receive from one of its subscriptions ('{entity.Path}/Subscriptions/<name>')." });
             return;
         }
 
@@ -198,7 +210,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
     };
 }
 
-/// <summary>The emulated namespace: its queues, dead-letter queues and nodes.</summary>
+/// <summary>The emulated namespace: its queues, topics, subscriptions, dead-letter queues and nodes.</summary>
 internal sealed class Namespace
 {
     private readonly Dictionary<string, QueueEntity> _entities = new(StringComparer.OrdinalIgnoreCase);
@@ -219,6 +231,29 @@ internal sealed class Namespace
             Queues.Add(main);
             _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider);
             _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
+        }
+
+        foreach (var topicOptions in options.Topics)
+        {
+            var router = new TopicRouter(topicOptions);
+            var topic = new QueueEntity(topicOptions.AsQueue(), Settings, new Metrics.QueueMetrics(), deadLetterQueue: null, router.Distribute);
+            _entities[topic.Path] = topic;
+            Queues.Add(topic);
+            _management[topic] = new ManagementNode(topic, options.CompleteLatency, options.TimeProvider);
+            foreach (var subscriptionOptions in topicOptions.Subscriptions)
+            {
+                var queue = subscriptionOptions.AsQueue(topicOptions.Name);
+                var metrics = new Metrics.QueueMetrics();
+                var dlq = new QueueEntity(queue, Settings, metrics, deadLetterQueue: null);
+                var main = new QueueEntity(queue, Settings, metrics, dlq);
+                var subscription = new Subscription(main, subscriptionOptions.EffectiveRules.Select(SubscriptionRule.From));
+                router.Subscriptions.Add(subscription);
+                _entities[main.Path] = main;
+                _entities[dlq.Path] = dlq;
+                Queues.Add(main);
+                _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider, subscription);
+                _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
+            }
         }
     }
 

@@ -11,8 +11,12 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 /// schedule-message and cancel-scheduled-message,
 /// answered with <c>statusCode</c> (int), <c>statusDescription</c> and, on errors, <c>errorCondition</c> (symbol).
 /// </summary>
-internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time)
+internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time, Subscription? subscription = null)
 {
+    private const string AddRuleOperation = "com.microsoft:add-rule";
+    private const string RemoveRuleOperation = "com.microsoft:remove-rule";
+    private const string EnumerateRulesOperation = "com.microsoft:enumerate-rules";
+
     public string Address => entity.Path + ServiceBusAmqpNames.ManagementNodeSuffix;
 
     public void OnRequest(IncomingDelivery delivery, ConnectionState state)
@@ -66,6 +70,11 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
                 ServiceBusAmqpNames.ReceiveBySequenceNumberOperation => ReceiveBySequenceNumber(body),
                 ServiceBusAmqpNames.ScheduleMessageOperation => ScheduleMessages(body),
                 ServiceBusAmqpNames.CancelScheduledMessageOperation => CancelScheduledMessages(body),
+                AddRuleOperation or RemoveRuleOperation or EnumerateRulesOperation when subscription is null =>
+                    new Result(400, $"The operation '{operation}' applies to a subscription only.", ErrorCondition.NotAllowed),
+                AddRuleOperation => AddRule(subscription!, body),
+                RemoveRuleOperation => RemoveRule(subscription!, body),
+                EnumerateRulesOperation => EnumerateRules(subscription!, body),
                 _ => new Result(501, $"The operation '{operation}' is not supported by the emulator.", ErrorCondition.NotImplemented),
             };
         }
@@ -149,7 +158,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     /// </summary>
     private Result ScheduleMessages(Dictionary<object, object?> body)
     {
-        if (entity.IsDeadLetterQueue)
+        if (entity.IsDeadLetterQueue || entity.IsSubscription)
         {
             return NotToDeadLetterQueue();
         }
@@ -191,7 +200,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     /// </summary>
     private Result CancelScheduledMessages(Dictionary<object, object?> body)
     {
-        if (entity.IsDeadLetterQueue)
+        if (entity.IsDeadLetterQueue || entity.IsSubscription)
         {
             return NotToDeadLetterQueue();
         }
@@ -202,8 +211,56 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
             : new Result(404, $"Messages not found. Missing sequence numbers among: {string.Join(", ", sequences)}.", ServiceBusAmqpNames.MessageNotFoundError);
     }
 
+    /// <summary>
+    /// add-rule: <c>rule-name</c> and <c>rule-description</c>, a map with <c>sql-filter</c> or <c>correlation-filter</c>
+    /// (maps) and optionally <c>sql-rule-action</c> (a map with <c>expression</c>), as the SDKs' rule managers send them.
+    /// </summary>
+    private Result AddRule(Subscription target, Dictionary<object, object?> body)
+    {
+        var name = body.Entry(RuleCodec.RuleName)?.ToString();
+        if (string.IsNullOrWhiteSpace(name) || body.Entry(RuleCodec.RuleDescription) is not Dictionary<object, object?> description)
+        {
+            throw new ArgumentException("add-rule needs rule-name and a rule-description map.");
+        }
+
+        RuleOptions options;
+        SubscriptionRule rule;
+        try
+        {
+            options = RuleCodec.Decode(name, description);
+            rule = SubscriptionRule.From(options);
+        }
+        catch (SqlRuleException e)
+        {
+            return new Result(400, $"The rule '{name}' is not supported at position {e.Position}: {e.Message}.", ServiceBusAmqpNames.ArgumentError);
+        }
+
+        return target.TryAdd(rule with { CreatedAt = entity.Settings.UtcNow })
+            ? new Result(200, "OK", null, new Dictionary<object, object?>())
+            : new Result(409, $"The rule '{name}' already exists on '{entity.Path}'.", ServiceBusAmqpNames.EntityAlreadyExistsError);
+    }
+
+    private Result RemoveRule(Subscription target, Dictionary<object, object?> body)
+    {
+        var name = body.Entry(RuleCodec.RuleName)?.ToString() ?? throw new ArgumentException("remove-rule needs rule-name.");
+        return target.TryRemove(name)
+            ? new Result(200, "OK", null, new Dictionary<object, object?>())
+            : new Result(404, $"The rule '{name}' could not be found on '{entity.Path}'.", ErrorCondition.NotFound);
+    }
+
+    /// <summary>enumerate-rules: <c>top</c> and <c>skip</c>; answers <c>rules</c>, a list of maps each with a described <c>rule-description</c>.</summary>
+    private Result EnumerateRules(Subscription target, Dictionary<object, object?> body)
+    {
+        var top = Convert.ToInt32(body.Entry("top") ?? int.MaxValue, System.Globalization.CultureInfo.InvariantCulture);
+        var skip = Convert.ToInt32(body.Entry("skip") ?? 0, System.Globalization.CultureInfo.InvariantCulture);
+        var rules = target.Rules.Skip(skip).Take(top).Select(r => (object?)new Dictionary<object, object?> { [RuleCodec.RuleDescription] = RuleCodec.Encode(r) }).ToList();
+        return rules.Count == 0
+            ? new Result(204, "No rules.", null)
+            : new Result(200, "OK", null, new Dictionary<object, object?> { ["rules"] = rules });
+    }
+
     private static Result NotToDeadLetterQueue() =>
-        new(400, "Messages cannot be scheduled on a dead-letter queue.", ErrorCondition.NotAllowed);
+        new(400, "Messages can be scheduled on a queue or a topic only, not on a dead-letter queue or a subscription.", ErrorCondition.NotAllowed);
 
     private static long[] SequenceNumbers(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.SequenceNumbersKey) switch
     {

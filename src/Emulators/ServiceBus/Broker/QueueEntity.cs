@@ -32,16 +32,19 @@ internal sealed class QueueEntity
     private readonly Dictionary<string, DateTime> _recentIds = new(StringComparer.Ordinal);
     private readonly Queue<(string Id, DateTime At)> _recentOrder = new();
     private readonly EmulatorSettings _settings;
+    private readonly Action<AmqpMessage, DateTime>? _distribute;
     private long _nextSequence = 1;
     private int _nextConsumer;
 
-    public QueueEntity(QueueOptions options, EmulatorSettings settings, QueueMetrics metrics, QueueEntity? deadLetterQueue)
+    /// <param name="distribute">For a topic: takes each message as it becomes active (sent, or its scheduled time come) instead of storing it.</param>
+    public QueueEntity(QueueOptions options, EmulatorSettings settings, QueueMetrics metrics, QueueEntity? deadLetterQueue, Action<AmqpMessage, DateTime>? distribute = null)
     {
         Options = options;
         _settings = settings;
         Metrics = metrics;
         DeadLetterQueue = deadLetterQueue;
-        Path = deadLetterQueue is null ? options.Name + ServiceBusAmqpNames.DeadLetterQueueSuffix : options.Name;
+        _distribute = distribute;
+        Path = deadLetterQueue is null && distribute is null ? options.Name + ServiceBusAmqpNames.DeadLetterQueueSuffix : options.Name;
     }
 
     public QueueOptions Options { get; }
@@ -50,7 +53,13 @@ internal sealed class QueueEntity
 
     public string Path { get; }
 
-    public bool IsDeadLetterQueue => DeadLetterQueue is null;
+    public bool IsDeadLetterQueue => DeadLetterQueue is null && _distribute is null;
+
+    /// <summary>A topic: it holds scheduled messages only; receivers attach to its subscriptions.</summary>
+    public bool IsTopic => _distribute is not null;
+
+    /// <summary>A topic's subscription (or its dead-letter queue): fed by the topic, never by senders.</summary>
+    public bool IsSubscription => Options.Kind == "Subscription";
 
     /// <summary>The dead-letter sub-queue (null for the sub-queue itself).</summary>
     public QueueEntity? DeadLetterQueue { get; }
@@ -237,6 +246,12 @@ internal sealed class QueueEntity
 
     private void Add(BrokeredMessage message)
     {
+        if (_distribute is not null)
+        {
+            _distribute(message.Message, message.EnqueuedTime);
+            return;
+        }
+
         _messages[message.SequenceNumber] = message;
         _sequence.Add(message.SequenceNumber);
         _available.Add(message.SequenceNumber);

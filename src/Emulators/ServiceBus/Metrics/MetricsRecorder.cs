@@ -20,7 +20,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
             {
                 var (last, series) = _series[queue];
                 var current = queue.Metrics.Read();
-                series.Enqueue(new QueueSecond(now.ToUnixTimeSeconds(), current.Minus(last), queue.Counts().Active, queue.DeadLetterQueue!.Counts().Active));
+                series.Enqueue(new QueueSecond(now.ToUnixTimeSeconds(), current.Minus(last), queue.Counts().Active, queue.DeadLetterQueue?.Counts().Active ?? 0));
                 while (series.Count > seriesSeconds)
                 {
                     series.Dequeue();
@@ -38,7 +38,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         foreach (var queue in queues)
         {
             var (active, locked, deferred, scheduled, oldest) = queue.Counts();
-            var deadLetters = queue.DeadLetterQueue!.Counts().Active;
+            var deadLetters = queue.DeadLetterQueue?.Counts().Active ?? 0;
             QueueSecond[] series;
             lock (_sync)
             {

@@ -21,8 +21,11 @@ function emulatorAssembly() {
   return path;
 }
 
-/** Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount }). */
-export async function startEmulator(queues) {
+/**
+ * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount }) and topics
+ * (in Config.json's shape: { Name, Subscriptions: [{ Name, Rules }] }).
+ */
+export async function startEmulator(queues, topics = []) {
   const folder = mkdtempSync(join(tmpdir(), "sb-conformance-"));
   const config = join(folder, "Config.json");
   writeFileSync(config, JSON.stringify({
@@ -33,7 +36,7 @@ export async function startEmulator(queues) {
           Name: q.name,
           Properties: { LockDuration: q.lockDuration ?? "PT30S", MaxDeliveryCount: q.maxDeliveryCount ?? 10 },
         })),
-        Topics: [],
+        Topics: topics,
       }],
       Logging: { Type: "Console" },
     },
