@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ServiceBusClient } from "@azure/service-bus";
-import { startEmulator } from "./emulator.mjs";
+import { startEmulator } from "../emulator.mjs";
 
 const queues = ["roundtrip", "peekfirst", "renew", "refusal", "deadletter", "batch", "receivedelete", "abandon", "scheduled", "cancelscheduled", "scheduledsend"];
 let emulator;

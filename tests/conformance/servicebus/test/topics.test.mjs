@@ -2,7 +2,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ServiceBusClient } from "@azure/service-bus";
-import { startEmulator } from "./emulator.mjs";
+import { startEmulator } from "../emulator.mjs";
 
 const topic = "deliveries";
 let emulator;

@@ -7,7 +7,7 @@ import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repository = resolve(here, "../../../..");
+const repository = resolve(here, "../../..");
 
 export const keyName = "RootManageSharedAccessKey";
 export const key = "SAS_KEY_VALUE";
