@@ -9,7 +9,10 @@ namespace DroneDelivery.Workflow;
 /// <c>Processor</c> section — MaxConcurrentCalls, PrefetchCount, MaxAutoLockRenewalDuration — and
 /// AutoCompleteMessages off: <see cref="DeliveryWorkflow"/> settles every message itself. If the queue
 /// cannot be reached at start it keeps trying, backing off on the injected clock from 1 s to 30 s (and is
-/// not ready meanwhile).
+/// not ready meanwhile). When the <see cref="WorkflowCircuitBreaker"/> opens it stops taking messages
+/// (running handlers finish; prefetched messages are released), waits CircuitBreaker:BreakDuration, then
+/// takes messages one at a time with a <see cref="Probe"/> processor (no prefetch) until the breaker
+/// closes, and resumes at MaxConcurrentCalls — or, if a probe fails, pauses again.
 /// </summary>
 public sealed partial class DeliveryProcessor : BackgroundService
 {
@@ -17,18 +20,46 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
     private readonly ILogger<DeliveryProcessor> _logger;
     private readonly TimeProvider _time;
+    private readonly TimeSpan _breakDuration;
 
-    public DeliveryProcessor(ServiceBusClient client, IOptions<ServiceBusSettings> serviceBus, IOptions<ProcessorSettings> settings, DeliveryWorkflow workflow, TimeProvider time, ILogger<DeliveryProcessor> logger)
+    public DeliveryProcessor(
+        ServiceBusClient client,
+        IOptions<ServiceBusSettings> serviceBus,
+        IOptions<ProcessorSettings> settings,
+        IOptions<CircuitBreakerSettings> breakerSettings,
+        DeliveryWorkflow workflow,
+        WorkflowCircuitBreaker breaker,
+        TimeProvider time,
+        ILogger<DeliveryProcessor> logger)
     {
         _logger = logger;
         _time = time;
+        _breakDuration = breakerSettings.Value.BreakDuration;
+        Breaker = breaker;
         Processor = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(settings.Value));
         Processor.ProcessMessageAsync += workflow.HandleAsync;
         Processor.ProcessErrorAsync += OnErrorAsync;
+        Probe = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(new ProcessorSettings
+        {
+            MaxConcurrentCalls = 1,
+            PrefetchCount = 0,
+            MaxAutoLockRenewalDuration = settings.Value.MaxAutoLockRenewalDuration,
+        }));
+        Probe.ProcessMessageAsync += workflow.HandleAsync;
+        Probe.ProcessErrorAsync += OnErrorAsync;
     }
 
     /// <summary>The processor, with its effective options.</summary>
     public ServiceBusProcessor Processor { get; }
+
+    /// <summary>The processor that takes one message at a time while the breaker is half-open.</summary>
+    public ServiceBusProcessor Probe { get; }
+
+    /// <summary>The breaker that pauses <see cref="Processor"/>.</summary>
+    public WorkflowCircuitBreaker Breaker { get; }
+
+    /// <summary>True while the breaker keeps the processor from taking messages.</summary>
+    public bool PausedByBreaker { get; private set; }
 
     /// <summary>Why the last attempt to start failed, while not processing.</summary>
     public string? StartError { get; private set; }
@@ -45,45 +76,97 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
+        if (!await StartAsync(Processor, stoppingToken).ConfigureAwait(false))
+        {
+            return;
+        }
+
+        try
+        {
+            while (true)
+            {
+                if (Breaker.State != BreakerState.Open)
+                {
+                    var change = Breaker.WaitForChangeAsync(stoppingToken);
+                    if (Breaker.State != BreakerState.Open)
+                    {
+                        await change.ConfigureAwait(false);
+                    }
+
+                    continue;
+                }
+
+                // Paused: stop taking messages — from here, not from a handler, since stopping waits for
+                // the running handlers (they finish and settle; prefetched messages are released).
+                PausedByBreaker = true;
+                await Processor.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                LogPaused(_logger, Processor.EntityPath, _breakDuration.TotalSeconds);
+                await Task.Delay(_breakDuration, _time, stoppingToken).ConfigureAwait(false);
+
+                // Half-open: one message at a time until enough have succeeded (closed) or one fails (open).
+                Breaker.HalfOpen();
+                var decided = Breaker.WaitForChangeAsync(stoppingToken);
+                if (!await StartAsync(Probe, stoppingToken).ConfigureAwait(false))
+                {
+                    return;
+                }
+
+                PausedByBreaker = false;
+                await decided.ConfigureAwait(false);
+                await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                if (Breaker.State == BreakerState.Closed)
+                {
+                    if (!await StartAsync(Processor, stoppingToken).ConfigureAwait(false))
+                    {
+                        return;
+                    }
+
+                    LogResumed(_logger, Processor.EntityPath);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+            // Stopping.
+        }
+    }
+
+    /// <summary>Starts <paramref name="processor"/>, retrying with back-off; false when stopping.</summary>
+    private async Task<bool> StartAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
+    {
         var delay = TimeSpan.FromSeconds(1);
         while (!stoppingToken.IsCancellationRequested)
         {
             try
             {
-                await Processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
+                await processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
                 StartError = null;
-                LogStarted(_logger, Processor.EntityPath, Processor.MaxConcurrentCalls, Processor.PrefetchCount, Processor.MaxAutoLockRenewalDuration);
-                break;
+                LogStarted(_logger, processor.EntityPath, processor.MaxConcurrentCalls, processor.PrefetchCount, processor.MaxAutoLockRenewalDuration);
+                return true;
             }
             catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
             {
-                return;
+                return false;
             }
             catch (Exception e)
             {
                 StartError = e.Message;
-                LogStartFailed(_logger, Processor.EntityPath, delay.TotalSeconds, e.Message);
+                LogStartFailed(_logger, processor.EntityPath, delay.TotalSeconds, e.Message);
                 try
                 {
                     await Task.Delay(delay, _time, stoppingToken).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
-                    return;
+                    return false;
                 }
 
                 delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, MaxStartDelay.Ticks));
             }
         }
 
-        try
-        {
-            await Task.Delay(Timeout.Infinite, stoppingToken).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException)
-        {
-            // Stopping.
-        }
+        return false;
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)
@@ -92,7 +175,9 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
         // Lets running handlers finish and settle; prefetched messages go back to the queue as their locks expire.
         await Processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
+        await Probe.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
         await Processor.DisposeAsync().ConfigureAwait(false);
+        await Probe.DisposeAsync().ConfigureAwait(false);
     }
 
     private Task OnErrorAsync(ProcessErrorEventArgs args)
@@ -112,6 +197,12 @@ public sealed partial class DeliveryProcessor : BackgroundService
     [LoggerMessage(EventId = 4410, EventName = "ProcessorStarted", Level = LogLevel.Information,
         Message = "Processing queue {Queue} with MaxConcurrentCalls {MaxConcurrentCalls}, PrefetchCount {PrefetchCount}, MaxAutoLockRenewalDuration {MaxAutoLockRenewalDuration}")]
     private static partial void LogStarted(ILogger logger, string queue, int maxConcurrentCalls, int prefetchCount, TimeSpan maxAutoLockRenewalDuration);
+
+    [LoggerMessage(EventId = 4414, EventName = "ProcessorPaused", Level = LogLevel.Warning, Message = "Circuit breaker open: queue {Queue} paused for {BreakSeconds} s")]
+    private static partial void LogPaused(ILogger logger, string queue, double breakSeconds);
+
+    [LoggerMessage(EventId = 4415, EventName = "ProcessorResumed", Level = LogLevel.Information, Message = "Circuit breaker closed: queue {Queue} processed at full concurrency again")]
+    private static partial void LogResumed(ILogger logger, string queue);
 
     [LoggerMessage(EventId = 4411, EventName = "ProcessorStartFailed", Level = LogLevel.Error, Message = "Cannot process queue {Queue}; retrying in {DelaySeconds} s: {Error}")]
     private static partial void LogStartFailed(ILogger logger, string queue, double delaySeconds, string error);

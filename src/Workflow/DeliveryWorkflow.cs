@@ -1,7 +1,9 @@
 using System.Diagnostics;
+using System.Globalization;
 using System.Text.Json;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Backends;
+using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.ServiceBus;
 using Microsoft.Extensions.Options;
 
@@ -12,8 +14,12 @@ internal abstract record Settlement
 {
     public sealed record Complete : Settlement;
 
-    /// <summary>A transient failure: back to the queue, to be delivered again.</summary>
-    public sealed record Abandon(string Reason) : Settlement;
+    /// <summary>
+    /// A transient failure: a copy is scheduled for later and the original completed.
+    /// <paramref name="Tag"/> is the <c>reason</c> tag of the retries counter; <paramref name="BackendFailure"/>
+    /// when a backend failed (what the circuit breaker counts).
+    /// </summary>
+    public sealed record Retry(string Reason, string Tag, bool BackendFailure) : Settlement;
 
     /// <summary>Final failure; <paramref name="Compensated"/> when partial work was undone first.</summary>
     public sealed record DeadLetter(string Reason, string Description, bool Compensated = false) : Settlement;
@@ -26,14 +32,33 @@ internal sealed record Compensation(string Step, Func<CancellationToken, Task<Ba
 /// What the workflow does with each message. A new delivery (<c>delivery</c>) creates the package,
 /// assigns a drone and schedules the delivery, in that order. Every step is idempotent on the delivery
 /// id, so a redelivered message repeats the steps without creating anything twice. A transient failure
-/// (5xx, 408, 429, timeout, connection) abandons the message so it is delivered again; a permanent one
+/// (5xx, 408, 429, timeout, connection) schedules a copy of the message for later, with exponential
+/// back-off and jitter (<see cref="RedeliverySettings"/>), then completes the original; a permanent one
 /// (another 4xx, an invalid message) dead-letters it with a reason — after undoing the steps already
-/// done (release the drone, remove the package). On the queue's last delivery
-/// (<see cref="ProcessorSettings.MaxDeliveryCount"/>) a transient failure is final too. <c>cancel</c>
-/// and <c>reschedule</c> work the same way.
+/// done (release the drone, remove the package). A transient failure is final too once
+/// <see cref="RedeliverySettings.TransientBudget"/> has passed since the first attempt, or on the queue's
+/// last delivery (<see cref="ProcessorSettings.MaxDeliveryCount"/>, the broker's backstop, reached only
+/// when messages are abandoned or their locks lost). <c>cancel</c> and <c>reschedule</c> work the same way.
 /// </summary>
-public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions<ProcessorSettings> settings, ILogger<DeliveryWorkflow> logger)
+public sealed partial class DeliveryWorkflow(
+    WorkflowBackends backends,
+    IOptions<ProcessorSettings> settings,
+    IOptions<RedeliverySettings> redelivery,
+    IOptions<ServiceBusSettings> serviceBus,
+    ServiceBusClient client,
+    WorkflowCircuitBreaker breaker,
+    TimeProvider time,
+    ILogger<DeliveryWorkflow> logger)
 {
+    /// <summary>Application property: the attempt this message is (1 for the original, absent there).</summary>
+    public const string AttemptProperty = "dronedelivery-attempt";
+
+    /// <summary>Application property: when the first attempt of this message started (ISO 8601, UTC).</summary>
+    public const string FirstAttemptProperty = "dronedelivery-first-attempt";
+
+    /// <summary>Application property: the MessageId of the original message, kept by its retries.</summary>
+    public const string OriginalMessageIdProperty = "dronedelivery-original-message-id";
+
     /// <summary>Dead-letter reasons.</summary>
     public static class Reasons
     {
@@ -63,6 +88,10 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
 
     private readonly int _maxDeliveryCount = settings.Value.MaxDeliveryCount;
 
+    private readonly RedeliverySettings _redelivery = redelivery.Value;
+
+    private readonly ServiceBusSender _retrySender = client.CreateSender(serviceBus.Value.QueueName);
+
     /// <summary>The processor's message handler: runs the operation and settles the message.</summary>
     public async Task HandleAsync(ProcessMessageEventArgs args)
     {
@@ -72,7 +101,9 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
         var operationTag = operation is DeliveryMessages.Delivery or DeliveryMessages.Cancel or DeliveryMessages.Reschedule ? operation : "unknown";
         Activity.Current?.SetTag("dronedelivery.operation", operationTag);
         Activity.Current?.SetTag("dronedelivery.delivery_id", message.ApplicationProperties.GetValueOrDefault(DeliveryMessages.DeliveryIdProperty) as string);
-        var lastAttempt = message.DeliveryCount >= _maxDeliveryCount;
+        var now = time.GetUtcNow();
+        var (attempt, firstAttempt) = ReadAttempt(message, now);
+        var lastAttempt = message.DeliveryCount >= _maxDeliveryCount || now - firstAttempt >= _redelivery.TransientBudget;
 
         var settlement = operation switch
         {
@@ -82,7 +113,19 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
             _ => new Settlement.DeadLetter(Reasons.UnknownOperation, $"The '{DeliveryMessages.OperationProperty}' property is '{operation ?? "(missing)"}'; expected delivery, cancel or reschedule."),
         };
 
-        var outcome = await SettleAsync(args, settlement);
+        switch (settlement)
+        {
+            case Settlement.Retry { BackendFailure: true }:
+                breaker.RecordTransientFailure();
+                break;
+            case Settlement.Retry:
+                break;
+            default:
+                breaker.RecordSuccess();
+                break;
+        }
+
+        var outcome = await SettleAsync(args, settlement, operationTag, attempt, firstAttempt);
         var tags = new TagList { { "operation", operationTag }, { "outcome", outcome } };
         WorkflowTelemetry.MessageCount.Add(1, tags);
         WorkflowTelemetry.ProcessDurations.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, tags);
@@ -163,7 +206,7 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
             // The delivery's own message may not have been processed yet.
             return lastAttempt
                 ? new Settlement.DeadLetter(Reasons.DeliveryNotFound, $"Delivery '{id}' was never scheduled.")
-                : new Settlement.Abandon($"delivery '{id}' not scheduled yet");
+                : new Settlement.Retry($"delivery '{id}' not scheduled yet", "not_scheduled_yet", BackendFailure: false);
         }
 
         if (!cancelled.Succeeded)
@@ -206,7 +249,7 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
         {
             return lastAttempt
                 ? new Settlement.DeadLetter(Reasons.DeliveryNotFound, $"Delivery '{id}' was never scheduled.")
-                : new Settlement.Abandon($"delivery '{id}' not scheduled yet");
+                : new Settlement.Retry($"delivery '{id}' not scheduled yet", "not_scheduled_yet", BackendFailure: false);
         }
 
         if (!current.Succeeded)
@@ -264,7 +307,7 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
     {
         if (failure.IsTransient && !lastAttempt)
         {
-            return new Settlement.Abandon(failure.Describe());
+            return RetryAfter(failure);
         }
 
         var reason = failure.IsTransient ? Reasons.TransientFailuresExhausted : Reasons.BackendRejected;
@@ -285,7 +328,7 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
 
             if (!lastAttempt)
             {
-                return new Settlement.Abandon($"{failure.Describe()}; undoing {step.Step} failed: {result.Describe()}");
+                return new Settlement.Retry($"{failure.Describe()}; undoing {step.Step} failed: {result.Describe()}", "compensation_failed", result.IsTransient);
             }
 
             LogCompensationFailed(logger, step.Step, result.Describe(), failure.Describe());
@@ -295,13 +338,16 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
         return new Settlement.DeadLetter(reason, failure.Describe(), Compensated: true);
     }
 
+    private static Settlement.Retry RetryAfter<T>(BackendResult<T> failure) =>
+        new(failure.Describe(), $"{failure.Backend.ToLowerInvariant()}_{(failure.Outcome == BackendOutcome.TimedOut ? "timed_out" : "failed")}", BackendFailure: true);
+
     /// <summary>A failed step with nothing to undo.</summary>
     private static Settlement Fail<T>(BackendResult<T> failure, bool lastAttempt) =>
         failure.IsTransient && !lastAttempt
-            ? new Settlement.Abandon(failure.Describe())
+            ? RetryAfter(failure)
             : new Settlement.DeadLetter(failure.IsTransient ? Reasons.TransientFailuresExhausted : Reasons.BackendRejected, failure.Describe());
 
-    private async Task<string> SettleAsync(ProcessMessageEventArgs args, Settlement settlement)
+    private async Task<string> SettleAsync(ProcessMessageEventArgs args, Settlement settlement, string operationTag, int attempt, DateTimeOffset firstAttempt)
     {
         var message = args.Message;
         try
@@ -311,10 +357,34 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
                 case Settlement.Complete:
                     await args.CompleteMessageAsync(message, CancellationToken.None);
                     return WorkflowTelemetry.Outcomes.Completed;
-                case Settlement.Abandon abandon:
-                    LogAbandoned(logger, message.MessageId, message.DeliveryCount, abandon.Reason);
-                    await args.AbandonMessageAsync(message, cancellationToken: CancellationToken.None);
-                    return WorkflowTelemetry.Outcomes.Abandoned;
+                case Settlement.Retry retry:
+                    var delay = Backoff(attempt);
+                    var copy = new ServiceBusMessage(message)
+                    {
+                        MessageId = $"{OriginalMessageId(message)}.{attempt + 1}",
+                    };
+                    copy.ApplicationProperties[OriginalMessageIdProperty] = OriginalMessageId(message);
+                    copy.ApplicationProperties[AttemptProperty] = attempt + 1;
+                    copy.ApplicationProperties[FirstAttemptProperty] = firstAttempt.UtcDateTime.ToString("O", CultureInfo.InvariantCulture);
+                    try
+                    {
+                        // Send, then complete: a crash in between at worst leaves both the copy and the
+                        // original, so the message is processed twice — which the steps' idempotency on the
+                        // delivery id absorbs. Complete first could lose it.
+                        await _retrySender.ScheduleMessageAsync(copy, time.GetUtcNow() + delay, CancellationToken.None);
+                    }
+                    catch (Exception e)
+                    {
+                        LogRetryScheduleFailed(logger, message.MessageId, e.Message);
+                        LogAbandoned(logger, message.MessageId, message.DeliveryCount, retry.Reason);
+                        await args.AbandonMessageAsync(message, cancellationToken: CancellationToken.None);
+                        return WorkflowTelemetry.Outcomes.Abandoned;
+                    }
+
+                    WorkflowTelemetry.RetryCount.Add(1, new TagList { { "operation", operationTag }, { "reason", retry.Tag } });
+                    LogRetryScheduled(logger, message.MessageId, attempt, delay.TotalSeconds, retry.Reason);
+                    await args.CompleteMessageAsync(message, CancellationToken.None);
+                    return WorkflowTelemetry.Outcomes.Retried;
                 case Settlement.DeadLetter deadLetter:
                     var description = deadLetter.Description.Length <= MaxDescriptionLength ? deadLetter.Description : deadLetter.Description[..MaxDescriptionLength];
                     LogDeadLettered(logger, message.MessageId, deadLetter.Reason, deadLetter.Compensated, description);
@@ -335,6 +405,28 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
             return WorkflowTelemetry.Outcomes.SettleFailed;
         }
     }
+
+    /// <summary>The back-off after failed attempt <paramref name="attempt"/>: BaseDelay doubled per attempt, at most MaxDelay, drawn between half of it and all of it.</summary>
+    private TimeSpan Backoff(int attempt)
+    {
+        var exponential = _redelivery.BaseDelay.Ticks * Math.Pow(2, Math.Min(attempt - 1, 30));
+        var ceiling = Math.Min(exponential, _redelivery.MaxDelay.Ticks);
+        return TimeSpan.FromTicks((long)(ceiling / 2 + (Random.Shared.NextDouble() * ceiling / 2)));
+    }
+
+    /// <summary>The attempt this message is and when its first attempt started (now, for an original message).</summary>
+    private static (int Attempt, DateTimeOffset FirstAttempt) ReadAttempt(ServiceBusReceivedMessage message, DateTimeOffset now)
+    {
+        var attempt = message.ApplicationProperties.TryGetValue(AttemptProperty, out var a) && a is int n && n > 0 ? n : 1;
+        var first = message.ApplicationProperties.TryGetValue(FirstAttemptProperty, out var f) && f is string text
+            && DateTimeOffset.TryParse(text, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var parsed) && parsed <= now
+            ? parsed
+            : now;
+        return (attempt, first);
+    }
+
+    private static string OriginalMessageId(ServiceBusReceivedMessage message) =>
+        message.ApplicationProperties.TryGetValue(OriginalMessageIdProperty, out var id) && id is string text ? text : message.MessageId ?? string.Empty;
 
     private static bool TryRead<T>(ServiceBusReceivedMessage message, out T value, out string error)
         where T : class
@@ -364,6 +456,12 @@ public sealed partial class DeliveryWorkflow(WorkflowBackends backends, IOptions
 
     [LoggerMessage(EventId = 4400, EventName = "MessageAbandoned", Level = LogLevel.Information, Message = "Message {MessageId} (delivery {DeliveryCount}) abandoned: {Reason}")]
     private static partial void LogAbandoned(ILogger logger, string? messageId, int deliveryCount, string reason);
+
+    [LoggerMessage(EventId = 4406, EventName = "RetryScheduled", Level = LogLevel.Information, Message = "Message {MessageId} (attempt {Attempt}) retried in {DelaySeconds} s: {Reason}")]
+    private static partial void LogRetryScheduled(ILogger logger, string? messageId, int attempt, double delaySeconds, string reason);
+
+    [LoggerMessage(EventId = 4407, EventName = "RetryScheduleFailed", Level = LogLevel.Warning, Message = "Message {MessageId}: its retry could not be scheduled, so it is abandoned: {Error}")]
+    private static partial void LogRetryScheduleFailed(ILogger logger, string? messageId, string error);
 
     [LoggerMessage(EventId = 4401, EventName = "MessageDeadLettered", Level = LogLevel.Warning, Message = "Message {MessageId} dead-lettered ({Reason}, compensated: {Compensated}): {Description}")]
     private static partial void LogDeadLettered(ILogger logger, string? messageId, string reason, bool compensated, string description);

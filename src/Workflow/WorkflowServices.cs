@@ -10,7 +10,7 @@ namespace DroneDelivery.Workflow;
 public static class WorkflowServices
 {
     /// <summary>
-    /// Settings (<c>ServiceBus</c>, <c>Processor</c>, <c>Backends</c>), the clock (the system's unless one is
+    /// Settings (<c>ServiceBus</c>, <c>Processor</c>, <c>Redelivery</c>, <c>CircuitBreaker</c>, <c>Backends</c>), the clock (the system's unless one is
     /// registered already), the Service Bus client, the three
     /// backends' clients, the workflow and its processor, and a readiness check that it is processing.
     /// </summary>
@@ -18,9 +18,12 @@ public static class WorkflowServices
     {
         builder.AddServiceBus();
         builder.AddSettings<ProcessorSettings>("Processor");
+        builder.AddSettings<RedeliverySettings>("Redelivery");
+        builder.AddSettings<CircuitBreakerSettings>("CircuitBreaker");
         builder.Services.TryAddSingleton(TimeProvider.System);
         builder.AddBackendClients();
         builder.Services.AddSingleton<WorkflowBackends>();
+        builder.Services.AddSingleton<WorkflowCircuitBreaker>();
         builder.Services.AddSingleton<DeliveryWorkflow>();
         builder.Services.AddSingleton<DeliveryProcessor>();
         builder.Services.AddHostedService(services => services.GetRequiredService<DeliveryProcessor>());
@@ -33,7 +36,9 @@ public static class WorkflowServices
 internal sealed class ProcessorHealthCheck(DeliveryProcessor host) : IHealthCheck
 {
     public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default) =>
-        Task.FromResult(host.Processor.IsProcessing
+        Task.FromResult(host.PausedByBreaker
+            ? HealthCheckResult.Healthy($"Paused by the circuit breaker ({host.Breaker.State}): the backends are failing.")
+            : host.Processor.IsProcessing || host.Probe.IsProcessing
             ? HealthCheckResult.Healthy($"Processing {host.Processor.EntityPath} with MaxConcurrentCalls {host.Processor.MaxConcurrentCalls}, PrefetchCount {host.Processor.PrefetchCount}.")
             : HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: {host.StartError ?? "starting"}."));
 }

@@ -24,12 +24,24 @@ public static class WorkflowTelemetry
     /// </summary>
     public const string BackendDuration = "dronedelivery.workflow.backend.duration";
 
+    /// <summary>
+    /// Counter of retries scheduled after a transient failure; tags <c>operation</c> and <c>reason</c>
+    /// (<c>{backend}_failed</c>, <c>{backend}_timed_out</c>, <c>not_scheduled_yet</c>, <c>compensation_failed</c>).
+    /// </summary>
+    public const string Retries = "dronedelivery.workflow.retries";
+
+    /// <summary>Counter of the circuit breaker's transitions; tag <c>state</c> (the state entered: open, half_open, closed).</summary>
+    public const string BreakerTransitionsName = "dronedelivery.workflow.breaker.transitions";
+
     /// <summary>Values of the <c>outcome</c> tag of <see cref="Messages"/>.</summary>
     public static class Outcomes
     {
         public const string Completed = "completed";
 
-        /// <summary>A transient failure: the message goes back to the queue to be delivered again.</summary>
+        /// <summary>A transient failure: a copy is scheduled for later and the original completed.</summary>
+        public const string Retried = "retried";
+
+        /// <summary>A transient failure whose retry could not be scheduled: the message goes back to the queue to be delivered again.</summary>
         public const string Abandoned = "abandoned";
 
         /// <summary>Dead-lettered with nothing to undo.</summary>
@@ -50,6 +62,10 @@ public static class WorkflowTelemetry
     internal static readonly Counter<long> MessageCount = Meter.CreateCounter<long>(Messages, "{message}", "Messages handled, by operation and outcome.");
 
     internal static readonly Histogram<double> ProcessDurations = Meter.CreateHistogram<double>(ProcessDuration, "s", "Time to handle one message.");
+
+    internal static readonly Counter<long> RetryCount = Meter.CreateCounter<long>(Retries, "{retry}", "Retries scheduled after a transient failure, by operation and reason.");
+
+    internal static readonly Counter<long> BreakerTransitions = Meter.CreateCounter<long>(BreakerTransitionsName, "{transition}", "Circuit breaker transitions, by the state entered.");
 
     internal static readonly Histogram<double> BackendDurations = Meter.CreateHistogram<double>(BackendDuration, "s", "Duration of calls to the backends.");
 }

@@ -86,6 +86,8 @@ public sealed class SystemFixture : IAsyncLifetime
         all["Processor:MaxConcurrentCalls"] = "4";
         all["Resilience:MaxRetryAttempts"] = "1";
         all["Resilience:RetryBaseDelay"] = "00:00:00.010";
+        all["Redelivery:BaseDelay"] = "00:00:00.010";
+        all["Redelivery:MaxDelay"] = "00:00:00.050";
         foreach (var (key, value) in settings ?? [])
         {
             all[key] = value;
