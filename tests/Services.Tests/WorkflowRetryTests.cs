@@ -301,15 +301,7 @@ public sealed class WorkflowRetryTests(SystemFixture system)
                 all[key] = value;
             }
 
-            var workflow = new ServiceDefinition(
-                Definitions.Workflow.Name,
-                builder =>
-                {
-                    builder.Services.AddSingleton<TimeProvider>(Time);
-                    Definitions.Workflow.AddServices(builder);
-                },
-                Definitions.Workflow.MapApi);
-            Workflow = Track(await ServiceApp.StartAsync(workflow, all));
+            Workflow = Track(await ServiceApp.StartAsync(Definitions.Workflow, all, services => services.AddSingleton<TimeProvider>(Time)));
         }
 
         private T Track<T>(T resource)
