@@ -42,7 +42,7 @@ public sealed class PipelineVerdictTests : IDisposable
         var empty = new Series("empty", []);
         var result = FakeStepResults.For(FakeStepResults.Catalog(_chart, "B4")["B4"]) with
         {
-            Pipeline = new PipelineFigures(incoming, outgoing, incoming, 0, deadLettered, lockLost, 0, 0, 80, empty, empty, empty, empty),
+            Pipeline = new PipelineFigures(incoming, outgoing, incoming, 0, deadLettered, lockLost, 0, 0, 0, 80, empty, empty, empty, empty),
         };
         return new(StringComparer.OrdinalIgnoreCase) { ["B4"] = result };
     }

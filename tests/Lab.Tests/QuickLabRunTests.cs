@@ -99,7 +99,10 @@ public sealed class QuickLabRunTests(QuickLabRun run) : IClassFixture<QuickLabRu
         // waiting when the drain window closes depends on the machine.)
         Assert.Equal(0, b5.GetProperty("deadLettered").GetInt64());
         Assert.True(b5.GetProperty("incoming").GetInt64() >= run.Step("B5").GetProperty("successes").GetInt64(), b5.ToString());
-        Assert.Equal(b5.GetProperty("incoming").GetInt64(), b5.GetProperty("completed").GetInt64() + b5.GetProperty("activeAtEnd").GetInt64());
+        // A message the workflow retries later is completed and comes back as a scheduled copy, counted as incoming.
+        Assert.Equal(
+            b5.GetProperty("incoming").GetInt64(),
+            b5.GetProperty("completed").GetInt64() + b5.GetProperty("activeAtEnd").GetInt64() + b5.GetProperty("scheduledAtEnd").GetInt64());
         Assert.True(b5.GetProperty("completed").GetInt64() > b2.GetProperty("completed").GetInt64(), $"B5 {b5} vs B2 {b2}");
         Assert.True(
             b5.GetProperty("maxCompletionsPerSecond").GetDouble() >= 3 * b2.GetProperty("maxCompletionsPerSecond").GetDouble(),

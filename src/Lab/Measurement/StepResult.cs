@@ -34,6 +34,7 @@ internal sealed record PipelineFigures(
     long LockLost,
     long RedisOutOfMemoryErrors,
     long ActiveAtEnd,
+    long ScheduledAtEnd,
     double MaxCompletionsPerSecond,
     Series IncomingPerSecond,
     Series OutgoingPerSecond,

@@ -189,7 +189,7 @@ internal static class ReportWriter
 
                 if (step.Pipeline is { } p)
                 {
-                    md.AppendLine(CultureInfo.InvariantCulture, $"Service Bus: {p.Incoming:N0} incoming, {p.Outgoing:N0} outgoing deliveries, {p.Completed:N0} completed, {p.Abandoned:N0} abandoned, {p.DeadLettered:N0} dead-lettered, {p.LockLost:N0} lock-lost, {p.ActiveAtEnd:N0} left; peak {p.MaxCompletionsPerSecond:0.0} completions/s; Redis OOM errors: {p.RedisOutOfMemoryErrors:N0}.");
+                    md.AppendLine(CultureInfo.InvariantCulture, $"Service Bus: {p.Incoming:N0} incoming, {p.Outgoing:N0} outgoing deliveries, {p.Completed:N0} completed, {p.Abandoned:N0} abandoned, {p.DeadLettered:N0} dead-lettered, {p.LockLost:N0} lock-lost, {p.ActiveAtEnd:N0} left and {p.ScheduledAtEnd:N0} scheduled for a retry; peak {p.MaxCompletionsPerSecond:0.0} completions/s; Redis OOM errors: {p.RedisOutOfMemoryErrors:N0}.");
                 }
 
                 md.AppendLine();
@@ -293,7 +293,7 @@ internal static class ReportWriter
                 successes = s.Load.Totals.Successes,
                 errors = s.Load.Totals.Errors,
                 cosmos = s.Cosmos is null ? null : new { s.Cosmos.Container, s.Cosmos.ThrottledRequests, s.Cosmos.Operations, s.Cosmos.RequestUnitsPerOperation, s.Cosmos.CallsPerOperation, s.Cosmos.ProvisionedPerPartition },
-                pipeline = s.Pipeline is null ? null : new { s.Pipeline.Incoming, s.Pipeline.Outgoing, s.Pipeline.Completed, s.Pipeline.Abandoned, s.Pipeline.DeadLettered, s.Pipeline.LockLost, s.Pipeline.RedisOutOfMemoryErrors, s.Pipeline.ActiveAtEnd, s.Pipeline.MaxCompletionsPerSecond },
+                pipeline = s.Pipeline is null ? null : new { s.Pipeline.Incoming, s.Pipeline.Outgoing, s.Pipeline.Completed, s.Pipeline.Abandoned, s.Pipeline.DeadLettered, s.Pipeline.LockLost, s.Pipeline.RedisOutOfMemoryErrors, s.Pipeline.ActiveAtEnd, s.Pipeline.ScheduledAtEnd, s.Pipeline.MaxCompletionsPerSecond },
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
                 longestStallSeconds = s.LongestStallSeconds,

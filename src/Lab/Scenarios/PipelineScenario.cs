@@ -79,7 +79,8 @@ internal sealed class PipelineScenario : LabScenario
         {
             after = await serviceBus.MetricsAsync(cancellationToken).ConfigureAwait(false);
             var queue = after[Queue];
-            if (queue.ActiveMessages + queue.LockedMessages == 0 || DateTimeOffset.UtcNow >= drainUntil)
+            // Retries the workflow scheduled for later are part of the backlog too.
+            if (queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0 || DateTimeOffset.UtcNow >= drainUntil)
             {
                 break;
             }
@@ -116,6 +117,7 @@ internal sealed class PipelineScenario : LabScenario
                 delta.LockLostSettlements,
                 (long)oom,
                 endQueue.ActiveMessages,
+                endQueue.ScheduledMessages,
                 completionsPer5.Count == 0 ? 0 : completionsPer5.Max(p => p.Value) / 5.0,
                 PerSecond("incoming", s => s.Delta.IncomingMessages),
                 PerSecond("outgoing", s => s.Delta.OutgoingDeliveries),
