@@ -30,7 +30,8 @@ namespace DroneDelivery.Lab
             var steps = new Option<string?>("--steps") { Description = "Only these steps, comma-separated (e.g. A1,A3,B4,B5)." };
             var output = OutputOption();
             var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor };
+            var prometheus = PrometheusOption();
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus };
             command.SetAction(async (parse, cancellationToken) =>
             {
                 if (parse.GetValue(quick) && parse.GetValue(full))
@@ -62,6 +63,7 @@ namespace DroneDelivery.Lab
                     Mode = parse.GetValue(full) ? LabMode.Full : LabMode.Quick,
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
                     ReplicaDivisor = parse.GetValue(divisor),
+                    PrometheusPort = parse.GetValue(prometheus),
                     Log = Log,
                 };
                 return await RunAsync(options, cancellationToken).ConfigureAwait(false);
@@ -119,6 +121,15 @@ namespace DroneDelivery.Lab
             Console.WriteLine(failed == 0 ? "Every step showed the effect its article describes." : $"{failed} expectation(s) not met.");
             return failed == 0 ? 0 : 1;
         }, cancellationToken);
+
+        /// <summary><c>--prometheus [port]</c>: a real Prometheus scraping the system (default port 9090).</summary>
+        internal static Option<int?> PrometheusOption() =>
+            new("--prometheus")
+            {
+                Description = "Start Prometheus on 127.0.0.1:<port> (default 9090), scraping every component every 2 s.",
+                Arity = ArgumentArity.ZeroOrOne,
+                CustomParser = result => result.Tokens.Count == 0 ? 9090 : int.Parse(result.Tokens[0].Value, CultureInfo.InvariantCulture),
+            };
 
         private static Option<string?> OutputOption() =>
             new("--output") { Description = "Report directory (default artifacts/lab/<timestamp>)." };

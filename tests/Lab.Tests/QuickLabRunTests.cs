@@ -12,10 +12,17 @@ namespace DroneDelivery.Lab.Tests;
 /// One quick lab run over the steps whose effects are the heart of each case study — A1 (429s),
 /// A3 (parallel fan-out), B2 (the slow baseline), B4 (prefetch with short locks) and B5 (long
 /// locks) — shared by the tests below. The figures are checked from <c>results.json</c>, not from
-/// the lab's own verdicts, so a wrong verdict rule cannot hide a missing effect.
+/// the lab's own verdicts, so a wrong verdict rule cannot hide a missing effect. The run has a
+/// real Prometheus beside it (<c>--prometheus</c>) for the dashboards' queries (DashboardQueryTests).
 /// </summary>
 public sealed class QuickLabRun : IAsyncLifetime
 {
+    public int PrometheusPort { get; } = DroneDelivery.LocalSystem.FreePort.Next();
+
+    public DateTimeOffset Started { get; private set; }
+
+    public DateTimeOffset Ended { get; private set; }
+
     public string Output { get; } = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
 
     public int ExitCode { get; private set; }
@@ -28,8 +35,12 @@ public sealed class QuickLabRun : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        using var lab = new LabProcess("run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output);
+        Started = DateTimeOffset.UtcNow;
+        using var lab = new LabProcess(
+            "run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output,
+            "--prometheus", PrometheusPort.ToString(System.Globalization.CultureInfo.InvariantCulture));
         ExitCode = await lab.ExitCodeAsync(TimeSpan.FromMinutes(20));
+        Ended = DateTimeOffset.UtcNow;
         Console = lab.Output;
         Leftovers = lab.Leftovers();
         var results = Path.Combine(Output, "results.json");
@@ -48,8 +59,16 @@ public sealed class QuickLabRun : IAsyncLifetime
     }
 }
 
+/// <summary>The test classes that share one quick lab run.</summary>
+[CollectionDefinition(Name)]
+public sealed class QuickLabRunCollection : ICollectionFixture<QuickLabRun>
+{
+    public const string Name = "quick lab run";
+}
+
 [Trait("Category", "Lab")]
-public sealed class QuickLabRunTests(QuickLabRun run) : IClassFixture<QuickLabRun>
+[Collection(QuickLabRunCollection.Name)]
+public sealed class QuickLabRunTests(QuickLabRun run)
 {
     [Fact]
     public void The_run_ends_with_every_expectation_met_and_nothing_left_running()

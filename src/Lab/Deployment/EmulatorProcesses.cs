@@ -99,8 +99,12 @@ internal sealed class ServiceBusEmulatorProcess : IAsyncDisposable
         ConnectionString =
             $"Endpoint=sb://127.0.0.1:{amqpPort};SharedAccessKeyName={Emulators.ServiceBus.ServiceBusEmulatorOptions.DefaultKeyName};" +
             $"SharedAccessKey={Emulators.ServiceBus.ServiceBusEmulatorOptions.DevelopmentKey};UseDevelopmentEmulator=true;";
-        _http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}/"), Timeout = TimeSpan.FromSeconds(10) };
+        HttpEndpoint = new Uri($"http://127.0.0.1:{httpPort}/");
+        _http = new HttpClient { BaseAddress = HttpEndpoint, Timeout = TimeSpan.FromSeconds(10) };
     }
+
+    /// <summary>The management endpoint: metrics (JSON and Prometheus text at <c>/metrics</c>).</summary>
+    public Uri HttpEndpoint { get; }
 
     public string ConnectionString { get; }
 

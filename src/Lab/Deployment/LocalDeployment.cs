@@ -29,6 +29,9 @@ internal sealed record DeploymentOptions
     /// <summary>Fixed replica counts for some services, whatever the step says (capacity runs measure one instance).</summary>
     public IReadOnlyDictionary<ServiceKind, int> ReplicaOverrides { get; init; } = new Dictionary<ServiceKind, int>();
 
+    /// <summary>When set, a real Prometheus scrapes the system on 127.0.0.1:<c>Port</c>, keeping its files in <c>Directory</c>.</summary>
+    public (int Port, string Directory)? Prometheus { get; init; }
+
     /// <summary>Raised with progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
 }
@@ -67,6 +70,8 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     public RedisServer? Redis { get; private set; }
 
+    public PrometheusServer? Prometheus { get; private set; }
+
     public IReadOnlyDictionary<ServiceKind, ReplicaSet> Services => _services;
 
     public Uri Address(ServiceKind service) => _services[service].Balancer.Address;
@@ -98,6 +103,22 @@ internal sealed class LocalDeployment : IAsyncDisposable
         foreach (var service in ServiceKind.All)
         {
             deployment._services[service] = new ReplicaSet(service, Path.Combine(options.WorkDirectory, "logs"));
+        }
+
+        if (options.Prometheus is { } prometheus)
+        {
+            try
+            {
+                deployment.Prometheus = await PrometheusServer.StartAsync(prometheus.Directory, prometheus.Port, cancellationToken).ConfigureAwait(false);
+            }
+            catch
+            {
+                await deployment.DisposeAsync().ConfigureAwait(false);
+                throw;
+            }
+
+            deployment.Prometheus.UpdateTargets(deployment);
+            options.Log($"Prometheus: {deployment.Prometheus.Url} (scrapes every 2 s; files in {prometheus.Directory})");
         }
 
         return deployment;
@@ -156,6 +177,8 @@ internal sealed class LocalDeployment : IAsyncDisposable
                 await set.DeployAsync(replicas, environment, cancellationToken).ConfigureAwait(false);
             }
         }
+
+        Prometheus?.UpdateTargets(this);
     }
 
     /// <summary>Runs the DroneScheduler seed command against the emulator (provisioning and, unless told otherwise, data).</summary>
@@ -185,6 +208,11 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        if (Prometheus is not null)
+        {
+            await Prometheus.DisposeAsync().ConfigureAwait(false);
+        }
+
         foreach (var set in _services.Values.Reverse())
         {
             await set.DisposeAsync().ConfigureAwait(false);

@@ -24,6 +24,7 @@ internal static class CapacityRunner
 
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
+        var prometheus = LabCommands.PrometheusOption();
         var service = new Option<string>("--service") { Description = "gateway (invoices) or ingestion (delivery requests).", DefaultValueFactory = _ => "gateway" };
         var step = new Option<string?>("--step") { Description = "The step whose configuration runs (default A4 for gateway, B5 for ingestion)." };
         var slo = new Option<TimeSpan>("--slo-p99") { Description = "The p99 latency objective (e.g. 00:00:00.250).", DefaultValueFactory = _ => TimeSpan.FromMilliseconds(250) };
@@ -33,7 +34,7 @@ internal static class CapacityRunner
         var stepDuration = new Option<TimeSpan>("--step-duration") { Description = "How long each rate is held.", DefaultValueFactory = _ => TimeSpan.FromSeconds(20) };
         var command = new Command("capacity", "Find one instance's highest rate within a p99 SLO and the instances a target rate needs (N+1).")
         {
-            service, step, slo, target, startRate, factor, stepDuration, output,
+            service, step, slo, target, startRate, factor, stepDuration, output, prometheus,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -59,6 +60,7 @@ internal static class CapacityRunner
                 Steps = [stepId],
                 Mode = LabMode.Full,
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
+                PrometheusPort = parse.GetValue(prometheus),
                 Log = log,
             };
             return await LabCommands.ExitCodeAsync("capacity run", async () =>

@@ -82,6 +82,9 @@ internal sealed record LabRunOptions
 
     public string? ChartDirectory { get; init; }
 
+    /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
+    public int? PrometheusPort { get; init; }
+
     /// <summary>Progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
 }

@@ -108,6 +108,7 @@ internal static class LabRunner
                 TimeScale = options.Calibration.TimeScale(options.Mode),
                 ReplicaDivisor = options.ReplicaDivisor,
                 ReplicaOverrides = replicaOverrides,
+                Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
                 Log = options.Log,
             },
             cancellationToken);

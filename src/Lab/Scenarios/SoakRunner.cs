@@ -18,10 +18,11 @@ internal static class SoakRunner
 {
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
+        var prometheus = LabCommands.PrometheusOption();
         var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
         var duration = new Option<TimeSpan>("--duration") { Description = "How long the steady load lasts (e.g. 00:10:00).", DefaultValueFactory = _ => TimeSpan.FromMinutes(10) };
         var users = new Option<int>("--users") { Description = "Steady number of users.", DefaultValueFactory = _ => 20 };
-        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output };
+        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output, prometheus };
         command.SetAction(async (parse, cancellationToken) =>
         {
             var stepId = parse.GetValue(step)!;
@@ -38,6 +39,7 @@ internal static class SoakRunner
                 Steps = [stepId.ToUpperInvariant()],
                 Mode = LabMode.Full,
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
+                PrometheusPort = parse.GetValue(prometheus),
                 Log = log,
             };
             return await LabCommands.ExitCodeAsync("soak", async () =>
