@@ -49,6 +49,30 @@ internal sealed class SignedRequests(Uri endpoint, string accountKey)
         return request;
     }
 
+    /// <summary>
+    /// A query without partition key or range, as the JavaScript SDK sends it first: the gateway serves
+    /// it across the physical partitions; <paramref name="continuation"/> is the last page's, or null.
+    /// </summary>
+    public HttpRequestMessage CrossPartitionQuery(string database, string container, string queryJson, string? continuation, int maxItemCount)
+    {
+        var link = $"dbs/{database}/colls/{container}";
+        var request = new HttpRequestMessage(HttpMethod.Post, new Uri(endpoint, link + "/docs"))
+        {
+            Content = new StringContent(queryJson, Encoding.UTF8),
+        };
+        request.Content.Headers.ContentType = new MediaTypeHeaderValue("application/query+json");
+        Sign(request, "post", "docs", link);
+        request.Headers.TryAddWithoutValidation("x-ms-documentdb-isquery", "True");
+        request.Headers.TryAddWithoutValidation("x-ms-documentdb-query-enablecrosspartition", "true");
+        request.Headers.TryAddWithoutValidation("x-ms-max-item-count", maxItemCount.ToString(CultureInfo.InvariantCulture));
+        if (continuation is not null)
+        {
+            request.Headers.TryAddWithoutValidation("x-ms-continuation", continuation);
+        }
+
+        return request;
+    }
+
     private void Sign(HttpRequestMessage request, string verb, string resourceType, string link)
     {
         var date = DateTime.UtcNow.ToString("r", CultureInfo.InvariantCulture);
