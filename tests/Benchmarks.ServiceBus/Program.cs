@@ -185,6 +185,51 @@ string? FindConformanceFolder()
     return null;
 }
 
+// Producers send `count` messages in batches while the consumers receive and complete until `deliveries`
+// completions; the time from the first send to the last completion.
+static async Task<TimeSpan> SendAndCompleteAsync(IReadOnlyList<ServiceBusSender> senders, IReadOnlyList<ServiceBusReceiver> consumers, int count, int deliveries)
+{
+    var completed = 0;
+    var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+    using var stop = new CancellationTokenSource();
+    var stopwatch = Stopwatch.StartNew();
+    var produce = senders.Select((sender, p) => Task.Run(async () =>
+    {
+        for (var i = p * BatchSize; i < count; i += Producers * BatchSize)
+        {
+            var size = Math.Min(BatchSize, count - i);
+            await sender.SendMessagesAsync(Enumerable.Range(i, size).Select(n => new ServiceBusMessage("{\"deliveryId\":\"" + n + "\",\"payload\":\"0123456789abcdef0123456789abcdef\"}")));
+        }
+    })).ToList();
+    var consume = consumers.Select(consumer => Task.Run(async () =>
+    {
+        while (!stop.IsCancellationRequested)
+        {
+            IReadOnlyList<ServiceBusReceivedMessage> batch;
+            try
+            {
+                batch = await consumer.ReceiveMessagesAsync(ReceiveBatch, TimeSpan.FromMilliseconds(200), stop.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+
+            await Task.WhenAll(batch.Select(m => consumer.CompleteMessageAsync(m)));
+            if (Interlocked.Add(ref completed, batch.Count) >= deliveries)
+            {
+                done.TrySetResult();
+            }
+        }
+    })).ToList();
+    await Task.WhenAll(produce);
+    await done.Task.WaitAsync(TimeSpan.FromMinutes(5));
+    var elapsed = stopwatch.Elapsed;
+    await stop.CancelAsync();
+    await Task.WhenAll(consume);
+    return elapsed;
+}
+
 static string LoadAverage()
 {
     try
@@ -244,44 +289,7 @@ async Task<double> TopicRunAsync(int count)
     }
 
     var deliveries = count * Subscriptions;
-    var completed = 0;
-    var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-    using var stop = new CancellationTokenSource();
-    var stopwatch = Stopwatch.StartNew();
-    var produce = senders.Select((sender, p) => Task.Run(async () =>
-    {
-        for (var i = p * BatchSize; i < count; i += Producers * BatchSize)
-        {
-            var size = Math.Min(BatchSize, count - i);
-            await sender.SendMessagesAsync(Enumerable.Range(i, size).Select(n => new ServiceBusMessage("{\"deliveryId\":\"" + n + "\",\"payload\":\"0123456789abcdef0123456789abcdef\"}")));
-        }
-    })).ToList();
-    var consume = consumers.Select(consumer => Task.Run(async () =>
-    {
-        while (!stop.IsCancellationRequested)
-        {
-            IReadOnlyList<ServiceBusReceivedMessage> batch;
-            try
-            {
-                batch = await consumer.ReceiveMessagesAsync(ReceiveBatch, TimeSpan.FromMilliseconds(200), stop.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
-
-            await Task.WhenAll(batch.Select(m => consumer.CompleteMessageAsync(m)));
-            if (Interlocked.Add(ref completed, batch.Count) >= deliveries)
-            {
-                done.TrySetResult();
-            }
-        }
-    })).ToList();
-    await Task.WhenAll(produce);
-    await done.Task.WaitAsync(TimeSpan.FromMinutes(5));
-    var elapsed = stopwatch.Elapsed;
-    await stop.CancelAsync();
-    await Task.WhenAll(consume);
+    var elapsed = await SendAndCompleteAsync(senders, consumers, count, deliveries);
     var snapshot = emulator.GetMetrics();
     foreach (var name in names)
     {
@@ -378,44 +386,7 @@ async Task<double> EmulatorRunAsync(int receivers, int count)
         }
     }
 
-    var completed = 0;
-    var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-    using var stop = new CancellationTokenSource();
-    var stopwatch = Stopwatch.StartNew();
-    var produce = senders.Select((sender, p) => Task.Run(async () =>
-    {
-        for (var i = p * BatchSize; i < count; i += Producers * BatchSize)
-        {
-            var size = Math.Min(BatchSize, count - i);
-            await sender.SendMessagesAsync(Enumerable.Range(i, size).Select(n => new ServiceBusMessage("{\"deliveryId\":\"" + n + "\",\"payload\":\"0123456789abcdef0123456789abcdef\"}")));
-        }
-    })).ToList();
-    var consume = consumers.Select(consumer => Task.Run(async () =>
-    {
-        while (!stop.IsCancellationRequested)
-        {
-            IReadOnlyList<ServiceBusReceivedMessage> batch;
-            try
-            {
-                batch = await consumer.ReceiveMessagesAsync(ReceiveBatch, TimeSpan.FromMilliseconds(200), stop.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
-
-            await Task.WhenAll(batch.Select(m => consumer.CompleteMessageAsync(m)));
-            if (Interlocked.Add(ref completed, batch.Count) >= count)
-            {
-                done.TrySetResult();
-            }
-        }
-    })).ToList();
-    await Task.WhenAll(produce);
-    await done.Task.WaitAsync(TimeSpan.FromMinutes(5));
-    var elapsed = stopwatch.Elapsed;
-    await stop.CancelAsync();
-    await Task.WhenAll(consume);
+    var elapsed = await SendAndCompleteAsync(senders, consumers, count, count);
     var metrics = emulator.GetMetrics()["bench"];
     if (metrics.Counters.Completed != count + warm || metrics.ActiveMessages != 0)
     {
