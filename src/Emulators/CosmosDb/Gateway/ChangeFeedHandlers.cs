@@ -104,33 +104,11 @@ internal static class ChangeFeedHandlers
     /// </summary>
     private static (PhysicalPartition Partition, Func<StoredDocument, bool> Include) Scope(GatewayRequest request, ContainerResource container)
     {
-        var rangeId = request.Header(CosmosHeaders.PartitionKeyRangeId);
-        var partitionKey = request.PartitionKey();
-        var exactEpk = partitionKey is { } pk ? container.EffectivePartitionKeyOf(pk) : null;
-        PhysicalPartition partition;
-        if (rangeId is not null)
-        {
-            partition = container.PartitionById(rangeId)
-                ?? throw new BadRequestException($"Partition key range '{rangeId}' does not exist in container '{container.Id}'.");
-            if (exactEpk is not null && !partition.Range.Contains(exactEpk))
-            {
-                throw new BadRequestException(
-                    $"The partition key {partitionKey} hashes to {exactEpk}, outside partition key range '{partition.Id}' [{partition.Range.MinInclusive}, {partition.Range.MaxExclusive}).");
-            }
-        }
-        else if (exactEpk is not null)
-        {
-            partition = container.PartitionFor(exactEpk);
-        }
-        else if (container.Partitions.Count == 1)
-        {
-            partition = container.Partitions[0];
-        }
-        else
-        {
-            throw new BadRequestException(
-                "The change feed is read one partition key range at a time: send x-ms-documentdb-partitionkeyrangeid or x-ms-documentdb-partitionkey.");
-        }
+        var (partition, exactEpk) = QueryHandlers.NamedPartition(request, container)
+            ?? (container.Partitions.Count == 1
+                ? (container.Partitions[0], null)
+                : throw new BadRequestException(
+                    "The change feed is read one partition key range at a time: send x-ms-documentdb-partitionkeyrangeid or x-ms-documentdb-partitionkey."));
 
         if (exactEpk is not null)
         {

@@ -40,33 +40,15 @@ internal static class QueryHandlers
     {
         var pageSize = PageSize(request);
         var continuation = request.Header(CosmosHeaders.Continuation);
-        var rangeId = request.Header(CosmosHeaders.PartitionKeyRangeId);
-        var partitionKey = request.PartitionKey();
-        string? exactEpk = partitionKey is { } pk ? container.EffectivePartitionKeyOf(pk) : null;
-
-        PhysicalPartition partition;
-        if (rangeId is not null)
-        {
-            partition = container.PartitionById(rangeId)
-                ?? throw new BadRequestException($"Partition key range '{rangeId}' does not exist in container '{container.Id}'.");
-            if (exactEpk is not null && !partition.Range.Contains(exactEpk))
-            {
-                // Only possible if client and emulator hash partition keys differently: fail loudly.
-                throw new BadRequestException(
-                    $"The partition key {partitionKey} hashes to {exactEpk}, outside partition key range '{partition.Id}' [{partition.Range.MinInclusive}, {partition.Range.MaxExclusive}).");
-            }
-        }
-        else if (exactEpk is not null)
-        {
-            partition = container.PartitionFor(exactEpk);
-        }
-        else
+        var named = NamedPartition(request, container);
+        if (named is null)
         {
             // Neither a range nor a partition key: the gateway fans the query out itself, as the service's
             // gateway does for the JavaScript SDK's first attempt at every query.
             return CrossPartition(request, container, spec, operation, pageSize, continuation);
         }
 
+        var (partition, exactEpk) = named.Value;
         if (continuation is not null && CrossPartitionToken.IsOne(continuation))
         {
             throw new BadRequestException("The continuation token belongs to a cross-partition query; send it without a partition key range or partition key.");
@@ -96,6 +78,32 @@ internal static class QueryHandlers
     /// (ORDER BY, aggregates, TOP, OFFSET LIMIT, DISTINCT, GROUP BY) is answered 400/1004 with the query plan, as the
     /// service's gateway answers it: the client then runs the plan's per-range queries itself.
     /// </summary>
+    /// <summary>
+    /// The physical partition a request names by its partition key range id or its partition key (and that
+    /// key's effective value, when given); null when it names neither.
+    /// </summary>
+    internal static (PhysicalPartition Partition, string? ExactEpk)? NamedPartition(GatewayRequest request, ContainerResource container)
+    {
+        var rangeId = request.Header(CosmosHeaders.PartitionKeyRangeId);
+        var partitionKey = request.PartitionKey();
+        var exactEpk = partitionKey is { } pk ? container.EffectivePartitionKeyOf(pk) : null;
+        if (rangeId is null)
+        {
+            return exactEpk is null ? null : (container.PartitionFor(exactEpk), exactEpk);
+        }
+
+        var partition = container.PartitionById(rangeId)
+            ?? throw new BadRequestException($"Partition key range '{rangeId}' does not exist in container '{container.Id}'.");
+        if (exactEpk is not null && !partition.Range.Contains(exactEpk))
+        {
+            // Only possible if client and emulator hash partition keys differently: fail loudly.
+            throw new BadRequestException(
+                $"The partition key {partitionKey} hashes to {exactEpk}, outside partition key range '{partition.Id}' [{partition.Range.MinInclusive}, {partition.Range.MaxExclusive}).");
+        }
+
+        return (partition, exactEpk);
+    }
+
     private static GatewayResponse CrossPartition(
         GatewayRequest request, ContainerResource container, QuerySpec spec, string operation, int pageSize, string? continuation)
     {
