@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Http.Headers;
-using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using Microsoft.Azure.Cosmos;
@@ -208,17 +207,9 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     private HttpRequestMessage Query(string query, int maxItemCount, string? continuation, bool enableCrossPartition = true)
     {
         const string link = "dbs/test/colls/items";
-        var request = new HttpRequestMessage(HttpMethod.Post, new Uri(_emulator.Endpoint, link + "/docs"))
-        {
-            Content = new StringContent(JsonSerializer.Serialize(new { query, parameters = Array.Empty<object>() }), Encoding.UTF8),
-        };
+        var request = CosmosTestHost.SignedRequest(_emulator, HttpMethod.Post, link + "/docs", "docs", link);
+        request.Content = new StringContent(JsonSerializer.Serialize(new { query, parameters = Array.Empty<object>() }), Encoding.UTF8);
         request.Content.Headers.ContentType = new MediaTypeHeaderValue("application/query+json");
-        var date = DateTime.UtcNow.ToString("r", CultureInfo.InvariantCulture);
-        var payload = $"post\ndocs\n{link}\n{date.ToLowerInvariant()}\n\n";
-        var signature = Convert.ToBase64String(HMACSHA256.HashData(Convert.FromBase64String(_emulator.AccountKey), Encoding.UTF8.GetBytes(payload)));
-        request.Headers.TryAddWithoutValidation("authorization", Uri.EscapeDataString($"type=master&ver=1.0&sig={signature}"));
-        request.Headers.TryAddWithoutValidation("x-ms-date", date);
-        request.Headers.TryAddWithoutValidation("x-ms-version", "2020-07-15");
         request.Headers.TryAddWithoutValidation("x-ms-documentdb-isquery", "True");
         request.Headers.TryAddWithoutValidation("x-ms-max-item-count", maxItemCount.ToString(CultureInfo.InvariantCulture));
         if (enableCrossPartition)

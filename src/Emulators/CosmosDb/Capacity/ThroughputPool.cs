@@ -88,6 +88,48 @@ internal sealed class ThroughputPool
         }
     }
 
+    /// <summary>
+    /// Admits one operation of a bulk request: true while partition <paramref name="index"/> has budget
+    /// left at this moment, whatever other requests have spent. Otherwise how long to wait for the debt
+    /// to be repaid and for <paramref name="charge"/> more; with <paramref name="queued"/>, also for the
+    /// operations already told to come back (each expected to cost <paramref name="charge"/>), so that
+    /// they return one after another rather than all at once.
+    /// </summary>
+    public bool TryAdmitOperation(int index, double charge, bool queued, out int retryAfterMilliseconds)
+    {
+        var bucket = _buckets[index % _buckets.Length];
+        var now = _time.GetTimestamp();
+        lock (bucket)
+        {
+            Refill(bucket, now);
+            if (bucket.Tokens > 0)
+            {
+                retryAfterMilliseconds = 0;
+                return true;
+            }
+
+            var ahead = 0;
+            if (queued)
+            {
+                while (bucket.WaitingOperations.Count > 0 && bucket.WaitingOperations.Peek() <= now)
+                {
+                    bucket.WaitingOperations.Dequeue();
+                }
+
+                ahead = bucket.WaitingOperations.Count;
+            }
+
+            var seconds = (-bucket.Tokens + ((ahead + 1) * charge)) / Math.Max(PerPartition, 0.001);
+            retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
+            if (queued)
+            {
+                bucket.WaitingOperations.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
+            }
+
+            return false;
+        }
+    }
+
     public void Charge(int index, double requestUnits)
     {
         var bucket = _buckets[index % _buckets.Length];
@@ -134,5 +176,8 @@ internal sealed class ThroughputPool
         public long LastRefill;
         public double AverageCharge = 1;
         public readonly Queue<long> Waiting = new();
+
+        /// <summary>When each bulk operation told to come back is due (timestamps).</summary>
+        public readonly Queue<long> WaitingOperations = new();
     }
 }
