@@ -106,6 +106,8 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     [InlineData("SELECT VALUE COUNT(1) FROM c", "aggregates", "Count")]
     [InlineData("SELECT TOP 3 * FROM c", "top", "3")]
     [InlineData("SELECT * FROM c OFFSET 2 LIMIT 3", "limit", "3")]
+    [InlineData("SELECT DISTINCT VALUE c.weight FROM c", "distinctType", "Unordered")]
+    [InlineData("SELECT c.weight, COUNT(1) AS n FROM c GROUP BY c.weight", "groupByExpressions", "c.weight")]
     public async Task Query_that_needs_a_merge_is_400_1004_with_the_query_plan(string query, string field, string expected)
     {
         using var http = new HttpClient();

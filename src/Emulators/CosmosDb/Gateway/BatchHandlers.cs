@@ -26,6 +26,21 @@ internal static partial class BatchHandlers
     {
         var atomic = !bool.TryParse(request.Header(CosmosHeaders.IsBatchAtomic), out var isAtomic) || isAtomic;
         var operation = atomic ? CosmosEmulatorOperations.Batch : CosmosEmulatorOperations.Bulk;
+        try
+        {
+            return Execute(request, container, atomic, operation);
+        }
+        catch (BadRequestException e)
+        {
+            // Counted as the container's batch or bulk request that it is.
+            var refused = GatewayResponse.BadRequest(e.Message, e.SubStatusCode).Named(operation);
+            refused.Container = container;
+            return refused;
+        }
+    }
+
+    private static GatewayResponse Execute(GatewayRequest request, ContainerResource container, bool atomic, string operation)
+    {
         // The JavaScript SDK sends a JSON array; the .NET SDK a RecordIO stream of HybridRow records,
         // and it expects its answer in the same form.
         var binary = !IsJsonArray(request.Body);
