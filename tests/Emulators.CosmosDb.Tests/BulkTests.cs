@@ -79,12 +79,7 @@ public sealed class BulkTests : IAsyncLifetime
         // refills, so it can admit about 400 / 5.7 = 71 creates in all. Each operation is admitted while
         // the partition has budget left and pays at once, so twenty concurrent bulk requests of 100 creates
         // share those 400 RU; each request may overshoot by the one operation it admitted last.
-        var frozen = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var emulator = await CosmosTestHost.StartAsync(o =>
-        {
-            o.DefaultPhysicalPartitions = 1;
-            o.TimeProvider = frozen;
-        });
+        await using var emulator = await OnePartitionAsync(new FakeTimeProvider(DateTimeOffset.UtcNow));
         using var client = CosmosTestHost.Client(emulator);
         await CosmosTestHost.ContainerAsync(client, "/pk", throughput: 400, id: "shared");
         const int requests = 20;
@@ -111,11 +106,7 @@ public sealed class BulkTests : IAsyncLifetime
         // debt and the n - 1 writes before it are paid. The queue runs on the emulator's clock: once the fake
         // clock passes an operation's time, it no longer counts, however little real time went by.
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var emulator = await CosmosTestHost.StartAsync(o =>
-        {
-            o.DefaultPhysicalPartitions = 1;
-            o.TimeProvider = time;
-        });
+        await using var emulator = await OnePartitionAsync(time);
         using var client = CosmosTestHost.Client(emulator);
         using var bulk = CosmosTestHost.Client(emulator, o =>
         {
@@ -148,6 +139,13 @@ public sealed class BulkTests : IAsyncLifetime
         debt = -Available();
         Assert.InRange((await ThrottledAsync("c")) - Expected(debt, 1), TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(1));
     }
+
+    /// <summary>An emulator whose containers have one physical partition, on a fake clock (the SDK signs with the real time, so it starts there).</summary>
+    private static Task<CosmosEmulator> OnePartitionAsync(FakeTimeProvider time) => CosmosTestHost.StartAsync(o =>
+    {
+        o.DefaultPhysicalPartitions = 1;
+        o.TimeProvider = time;
+    });
 
     /// <summary>A bulk (non-atomic batch) request in the JSON form, every operation with its own partition key.</summary>
     private static HttpRequestMessage BulkRequest(CosmosEmulator emulator, IEnumerable<BatchItem> items)

@@ -62,31 +62,8 @@ internal sealed class ThroughputPool
     }
 
     /// <summary>True when partition <paramref name="index"/> has budget left; otherwise how long to wait.</summary>
-    public bool TryAdmit(int index, out int retryAfterMilliseconds)
-    {
-        var bucket = _buckets[index % _buckets.Length];
-        var now = _time.GetTimestamp();
-        lock (bucket)
-        {
-            Refill(bucket, now);
-            if (bucket.Tokens > 0)
-            {
-                retryAfterMilliseconds = 0;
-                return true;
-            }
-
-            while (bucket.Waiting.Count > 0 && bucket.Waiting.Peek() <= now)
-            {
-                bucket.Waiting.Dequeue();
-            }
-
-            // Wait for the debt to be repaid and for the ones already waiting to be served first.
-            var seconds = (-bucket.Tokens + ((bucket.Waiting.Count + 1) * bucket.AverageCharge)) / PerPartition;
-            retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
-            bucket.Waiting.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
-            return false;
-        }
-    }
+    public bool TryAdmit(int index, out int retryAfterMilliseconds) =>
+        Admit(index, static bucket => (bucket.AverageCharge, bucket.Waiting), out retryAfterMilliseconds);
 
     /// <summary>
     /// Admits one operation of a bulk request: true while partition <paramref name="index"/> has budget
@@ -95,7 +72,10 @@ internal sealed class ThroughputPool
     /// operations already told to come back (each expected to cost <paramref name="charge"/>), so that
     /// they return one after another rather than all at once.
     /// </summary>
-    public bool TryAdmitOperation(int index, double charge, bool queued, out int retryAfterMilliseconds)
+    public bool TryAdmitOperation(int index, double charge, bool queued, out int retryAfterMilliseconds) =>
+        Admit(index, bucket => (charge, queued ? bucket.WaitingOperations : null), out retryAfterMilliseconds);
+
+    private bool Admit(int index, Func<Bucket, (double Charge, Queue<long>? Waiting)> expected, out int retryAfterMilliseconds)
     {
         var bucket = _buckets[index % _buckets.Length];
         var now = _time.GetTimestamp();
@@ -108,24 +88,22 @@ internal sealed class ThroughputPool
                 return true;
             }
 
+            // Wait for the debt to be repaid, for the ones already waiting to be served first, and for this one.
+            var (charge, waiting) = expected(bucket);
             var ahead = 0;
-            if (queued)
+            if (waiting is not null)
             {
-                while (bucket.WaitingOperations.Count > 0 && bucket.WaitingOperations.Peek() <= now)
+                while (waiting.Count > 0 && waiting.Peek() <= now)
                 {
-                    bucket.WaitingOperations.Dequeue();
+                    waiting.Dequeue();
                 }
 
-                ahead = bucket.WaitingOperations.Count;
+                ahead = waiting.Count;
             }
 
-            var seconds = (-bucket.Tokens + ((ahead + 1) * charge)) / Math.Max(PerPartition, 0.001);
+            var seconds = (-bucket.Tokens + ((ahead + 1) * charge)) / PerPartition;
             retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
-            if (queued)
-            {
-                bucket.WaitingOperations.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
-            }
-
+            waiting?.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
             return false;
         }
     }

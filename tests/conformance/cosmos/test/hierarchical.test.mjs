@@ -45,6 +45,16 @@ after(async () => {
 
 const fullKey = (s) => [s.tenantId, s.userId, s.sessionId];
 
+/** The items of a change feed iterator until it answers 304 Not Modified. */
+async function changes(iterator) {
+  const items = [];
+  for (;;) {
+    const response = await iterator.readNext();
+    if (response.statusCode === StatusCodes.NotModified) return items;
+    items.push(...response.result);
+  }
+}
+
 /** The id of the partition key range whose EPK range holds the SDK's hash of `key` (complete or prefix). */
 function homeRange(key) {
   const epk = hashMultiHashPartitionKey(key);
@@ -59,16 +69,11 @@ test("the container reports its MultiHash definition", { timeout: 30_000 }, asyn
 test("every item lives in the partition the SDK's own hashing puts it in", { timeout: 60_000 }, async () => {
   const seen = [];
   for (const range of await container.getFeedRanges()) {
-    const iterator = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) });
-    for (;;) {
-      const response = await iterator.readNext();
-      if (response.statusCode === StatusCodes.NotModified) break;
-      for (const item of response.result) {
-        const epk = hashMultiHashPartitionKey(fullKey(item));
-        assert.ok(epk >= range.minInclusive && epk < range.maxExclusive,
-          `${item.id} hashes to ${epk} in the SDK but is stored in [${range.minInclusive}, ${range.maxExclusive})`);
-        seen.push(item.id);
-      }
+    for (const item of await changes(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(range) }))) {
+      const epk = hashMultiHashPartitionKey(fullKey(item));
+      assert.ok(epk >= range.minInclusive && epk < range.maxExclusive,
+        `${item.id} hashes to ${epk} in the SDK but is stored in [${range.minInclusive}, ${range.maxExclusive})`);
+      seen.push(item.id);
     }
   }
   assert.equal(seen.length, count);
@@ -126,13 +131,7 @@ test("a WHERE clause that pins the first level is narrowed to its partition; the
 
 test("the change feed of a prefix reads its partition and returns only its items", { timeout: 60_000 }, async () => {
   const since = await emulator.lastSequence();
-  const iterator = container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(["tenant-6"]), maxItemCount: 5 });
-  const items = [];
-  for (;;) {
-    const response = await iterator.readNext();
-    if (response.statusCode === StatusCodes.NotModified) break;
-    items.push(...response.result);
-  }
+  const items = await changes(container.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(["tenant-6"]), maxItemCount: 5 }));
   assert.deepEqual(items.map((s) => s.id).sort(), sessions.filter((s) => s.tenantId === "tenant-6").map((s) => s.id).sort());
   const reads = (await emulator.requests(since)).filter((r) => r.operation === "ReadChangeFeed");
   assert.ok(reads.length > 0 && reads.every((r) => r.partitionKeyRangeId === homeRange(["tenant-6"])));
