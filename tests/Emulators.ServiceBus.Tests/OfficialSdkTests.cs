@@ -623,7 +623,7 @@ public sealed class OfficialSdkTests
     }
 
     [Fact]
-    public async Task Session_receiver_is_refused_and_the_connection_keeps_working()
+    public async Task Session_receiver_on_a_queue_without_sessions_is_refused_and_the_connection_keeps_working()
     {
         await using var scope = await SdkScope.StartAsync();
         await using var sender = scope.Client.CreateSender(SdkScope.Queue);
@@ -631,8 +631,9 @@ public sealed class OfficialSdkTests
         var error = await Assert.ThrowsAnyAsync<Exception>(async () => await scope.Client.AcceptSessionAsync(SdkScope.Queue, "s-1"));
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("after"));
 
-        // amqp:not-implemented, which the SDK surfaces as NotSupportedException.
-        Assert.IsType<NotSupportedException>(error);
+        // amqp:not-allowed, which the SDK surfaces as InvalidOperationException, as the service's refusal.
+        Assert.IsType<InvalidOperationException>(error);
+        Assert.Contains("does not require sessions", error.Message, StringComparison.Ordinal);
         Assert.Equal(1, scope.Metrics.ActiveMessages);
         Assert.Equal(1, scope.Emulator.ConnectionCount);
     }
