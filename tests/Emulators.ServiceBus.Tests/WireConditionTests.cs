@@ -475,16 +475,49 @@ public sealed class WireConditionTests : IAsyncLifetime
         Assert.Equal((channel, "amqp:session:unattached-handle"), (ended, end.Error?.Condition.ToString()));
     }
 
-    private static AmqpListener BareListener(AmqpConnectionOptions connection) => AmqpListener.Start(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0), new AmqpListenerOptions
+    [Fact]
+    public async Task A_handler_failing_on_an_attach_refuses_that_link_and_one_failing_on_a_message_ends_its_connection_with_internal_error()
+    {
+        // Only a defect in the broker's own code gets here; the engine contains it to the link, or to the connection.
+        await using var listener = BareListener(new AmqpConnectionOptions(), new Faulty());
+        var connection = await Lite.Connection.Factory.CreateAsync(new Lite.Address($"amqp://127.0.0.1:{listener.EndPoint.Port}"));
+        var session = new Lite.Session(connection);
+        var closed = LitePeer.ClosedAsync(connection);
+
+        var refused = await LitePeer.RefusalAsync(new Lite.SenderLink(session, Name(), "fails-on-attach"));
+        var sender = new Lite.SenderLink(session, Name(), "fails-on-message");
+        _ = sender.SendAsync(new Lite.Message("boom"));
+
+        Assert.Equal("amqp:internal-error", refused);
+        Assert.Equal("amqp:internal-error", (await closed)?.Condition.ToString());
+    }
+
+    private static AmqpListener BareListener(AmqpConnectionOptions connection, IAmqpLinkHandler? handler = null) => AmqpListener.Start(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0), new AmqpListenerOptions
     {
         Connection = connection,
         SaslMechanisms = [],
         RequireSasl = false,
-        HandlerFactory = _ => new RefuseAll(),
+        HandlerFactory = _ => handler ?? new RefuseAll(),
     });
 
     private sealed class RefuseAll : IAmqpLinkHandler
     {
         public void OnAttach(AmqpLink link) => link.Reject(new DroneDelivery.Amqp.Framing.Error { Condition = DroneDelivery.Amqp.Framing.ErrorCondition.NotFound, Description = "Nothing here." });
+    }
+
+    private sealed class Faulty : IAmqpLinkHandler
+    {
+        public void OnAttach(AmqpLink link)
+        {
+            if (link.RemoteAttach?.Target?.Address == "fails-on-attach")
+            {
+                throw new InvalidOperationException("a defect on attach");
+            }
+
+            var receiver = (ReceiverLink)link;
+            receiver.OnMessage = (_, _) => throw new InvalidOperationException("a defect on a message");
+            receiver.Accept();
+            receiver.SetCredit(10);
+        }
     }
 }
