@@ -425,6 +425,23 @@ public sealed class WireConditionTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task An_undecodable_request_to_a_node_is_rejected_with_decode_error_and_the_link_carries_on()
+    {
+        await using var peer = await RawLitePeer.OpenAsync(_emulator);
+        await peer.BeginAsync(0);
+        await peer.SendAsync(0, new LiteFraming.Attach { LinkName = "cbs-sender", Handle = 0, Role = false, Source = new LiteFraming.Source(), Target = new LiteFraming.Target { Address = "$cbs" }, InitialDeliveryCount = 0 });
+        await peer.ExpectAsync<LiteFraming.Attach>();
+        await peer.ExpectAsync<LiteFraming.Flow>();
+
+        await peer.SendAsync(0, new LiteFraming.Transfer { Handle = 0, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0, Settled = false }, [0xde, 0xad, 0xbe, 0xef]);
+        var (_, disposition) = await peer.ExpectAsync<LiteFraming.Dispose>();
+
+        var rejected = Assert.IsType<LiteFraming.Rejected>(disposition.State);
+        Assert.Equal("amqp:decode-error", rejected.Error?.Condition.ToString());
+        Assert.True(disposition.Settled);
+    }
+
+    [Fact]
     public async Task Stopping_the_emulator_closes_its_connections_with_connection_forced()
     {
         var emulator = await ServiceBusEmulator.StartAsync(new ServiceBusEmulatorOptions { HttpPort = null });

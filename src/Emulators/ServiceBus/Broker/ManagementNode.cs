@@ -24,13 +24,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
     public void OnRequest(IncomingDelivery delivery, ConnectionState state)
     {
-        delivery.SettleRequest();
-        AmqpMessage request;
-        try
-        {
-            request = delivery.Message;
-        }
-        catch (AmqpDecodeException)
+        if (!delivery.TryTakeRequest(out var request))
         {
             return;
         }
