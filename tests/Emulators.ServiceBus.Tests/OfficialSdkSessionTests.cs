@@ -2,6 +2,7 @@ using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 using Sdk = Azure.Messaging.ServiceBus;
+using static DroneDelivery.Emulators.ServiceBus.Tests.SdkReceiving;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -328,34 +329,6 @@ public sealed class OfficialSdkSessionTests
     }
 
     private static Sdk.ServiceBusMessage Message(string body, string sessionId) => new(body) { SessionId = sessionId };
-
-    private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete)
-    {
-        var received = new List<Sdk.ServiceBusReceivedMessage>();
-        while (received.Count < count)
-        {
-            var batch = await receiver.ReceiveMessagesAsync(count - received.Count, Bound);
-            Assert.NotEmpty(batch);
-            foreach (var message in batch)
-            {
-                received.Add(message);
-                if (complete)
-                {
-                    await receiver.CompleteMessageAsync(message);
-                }
-            }
-        }
-
-        return received;
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current;
-        while ((current = Volatile.Read(ref target)) < value && Interlocked.CompareExchange(ref target, value, current) != current)
-        {
-        }
-    }
 }
 
 /// <summary>

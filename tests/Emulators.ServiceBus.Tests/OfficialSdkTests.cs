@@ -1,6 +1,7 @@
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 using Sdk = Azure.Messaging.ServiceBus;
+using static DroneDelivery.Emulators.ServiceBus.Tests.SdkReceiving;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -766,34 +767,6 @@ public sealed class OfficialSdkTests
 
         Assert.Equal(["first", "other"], received.Select(m => m.Body.ToString()));
         Assert.Equal(0, scope.Metrics.ActiveMessages);
-    }
-
-    private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
-    {
-        var received = new List<Sdk.ServiceBusReceivedMessage>();
-        while (received.Count < count)
-        {
-            var batch = await receiver.ReceiveMessagesAsync(count - received.Count, Bound);
-            Assert.NotEmpty(batch);
-            foreach (var message in batch)
-            {
-                received.Add(message);
-                if (complete)
-                {
-                    await receiver.CompleteMessageAsync(message);
-                }
-            }
-        }
-
-        return received;
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current;
-        while ((current = Volatile.Read(ref target)) < value && Interlocked.CompareExchange(ref target, value, current) != current)
-        {
-        }
     }
 
     /// <summary>An in-process emulator (as <see cref="EmulatorScope"/> starts it) and an official SDK client.</summary>

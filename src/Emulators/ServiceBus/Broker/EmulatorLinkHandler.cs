@@ -131,7 +131,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
         {
             foreach (var (key, value) in properties)
             {
-                if (key.ToString() == SessionNames.TimeoutProperty.Value && value is IConvertible number)
+                if (key.ToString() == ServiceBusAmqpNames.TimeoutProperty.Value && value is IConvertible number)
                 {
                     try
                     {

@@ -319,7 +319,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
             : LockLost();
     }
 
-    private static string? SessionId(Dictionary<object, object?> body) => body.Entry(SessionNames.SessionIdKey) as string;
+    private static string? SessionId(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.SessionIdKey) as string;
 
     private static string RequiredSessionId(Dictionary<object, object?> body) =>
         SessionId(body) ?? throw new ArgumentException("session-id (a string) is required.");

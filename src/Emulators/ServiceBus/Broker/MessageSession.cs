@@ -14,19 +14,10 @@ internal static class SessionNames
 
     public static readonly AmqpSymbol CannotBeLockedError = "com.microsoft:session-cannot-be-locked";
 
-    public static readonly AmqpSymbol LockLostError = "com.microsoft:session-lock-lost";
-
-    /// <summary>The refusal of an accept-next-session that found no session within its wait.</summary>
-    public static readonly AmqpSymbol TimeoutError = "com.microsoft:timeout";
-
-    /// <summary>Link property (milliseconds) of an accept-next-session: how long the broker may wait for a session.</summary>
-    public static readonly AmqpSymbol TimeoutProperty = "com.microsoft:timeout";
-
     public const string RenewSessionLockOperation = "com.microsoft:renew-session-lock";
     public const string GetSessionStateOperation = "com.microsoft:get-session-state";
     public const string SetSessionStateOperation = "com.microsoft:set-session-state";
 
-    public const string SessionIdKey = "session-id";
     public const string SessionStateKey = "session-state";
     public const string ExpirationKey = "expiration";
 

@@ -403,7 +403,7 @@ internal sealed class QueueEntity
 
             waiting.Link.Reject(new Error
             {
-                Condition = SessionNames.TimeoutError,
+                Condition = ServiceBusAmqpNames.TimeoutError,
                 Description = $"No session of '{Path}' became available within the time allowed. The operation did not complete within the allotted timeout.",
             });
         }
@@ -485,7 +485,7 @@ internal sealed class QueueEntity
             Metrics.SessionLockExpired();
             EndSessionLock(session, new Error
             {
-                Condition = SessionNames.LockLostError,
+                Condition = ServiceBusAmqpNames.SessionLockLostError,
                 Description = $"The session lock has expired on the session with id '{session.Id}'. Accept the session again.",
             });
         }
@@ -874,7 +874,7 @@ internal sealed class QueueEntity
     public Error LockLostError(long? sequenceNumber = null) => RequiresSession
         ? new Error
         {
-            Condition = SessionNames.LockLostError,
+            Condition = ServiceBusAmqpNames.SessionLockLostError,
             Description = "The session lock was lost: it expired, or the session is no longer held by this receiver. Accept the session again.",
         }
         : new Error
