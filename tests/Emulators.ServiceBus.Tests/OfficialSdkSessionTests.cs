@@ -209,11 +209,11 @@ public sealed class OfficialSdkSessionTests
         await using var scope = await SessionScope.StartAsync(time: TimeProvider.System);
         await using var client = new Sdk.ServiceBusClient(scope.Emulator.ConnectionString, new Sdk.ServiceBusClientOptions
         {
-            RetryOptions = new Sdk.ServiceBusRetryOptions { Mode = Sdk.ServiceBusRetryMode.Fixed, TryTimeout = TimeSpan.FromSeconds(3), MaxRetries = 0 },
+            RetryOptions = new Sdk.ServiceBusRetryOptions { Mode = Sdk.ServiceBusRetryMode.Fixed, TryTimeout = TimeSpan.FromSeconds(5), MaxRetries = 0 },
         });
 
         var error = await Assert.ThrowsAsync<Sdk.ServiceBusException>(async () => await client.AcceptNextSessionAsync(SessionScope.Queue));
-        await using var sender = client.CreateSender(SessionScope.Queue);
+        await using var sender = scope.Client.CreateSender(SessionScope.Queue);
         await sender.SendMessageAsync(Message("now there is one", "late"));
         await using var receiver = await client.AcceptNextSessionAsync(SessionScope.Queue);
 

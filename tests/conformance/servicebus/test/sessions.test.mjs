@@ -189,5 +189,5 @@ test("acceptNextSession with no session available fails with ServiceTimeout and 
     await client.createSender("empty").sendMessages({ body: "now there is one", sessionId: "late" });
     const receiver = await client.acceptNextSession("empty");
     assert.equal(receiver.sessionId, "late");
-  }, { maxRetries: 0, timeoutInMs: 3_000 });
+  }, { maxRetries: 0, timeoutInMs: 5_000 });
 });
