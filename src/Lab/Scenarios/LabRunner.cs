@@ -91,7 +91,7 @@ internal static class LabRunner
 
         await resetForRetry().ConfigureAwait(false);
         var second = await measure().ConfigureAwait(false);
-        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds };
+        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds, EarlierAttemptOtherCores = first.OtherCores };
     }
 
     /// <summary>Starts the local system for a scenario (its first step is applied by the caller).</summary>
@@ -107,6 +107,7 @@ internal static class LabRunner
                 ServiceBusLatency = options.Calibration.ServiceBusLatency,
                 TimeScale = options.Calibration.TimeScale(options.Mode),
                 ReplicaDivisor = options.ReplicaDivisor,
+                Services = scenario.Services,
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
                 Log = options.Log,
@@ -147,6 +148,7 @@ internal static class LabRunner
                 .GroupBy(t => t.Component)
                 .ToDictionary(g => g.Key, g => g.Max(t => t.MaxQueueLength)),
             LongestStallSeconds = sampler.Stalls.Where(s => s.Second >= since).Select(s => s.Seconds).DefaultIfEmpty(0).Max(),
+            OtherCores = sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average(),
         };
     }
 
@@ -193,7 +195,7 @@ internal static class LabRunner
 
     /// <summary>The warning for a step measured while the machine stood still.</summary>
     public static string DisturbanceNote(StepResult result) =>
-        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late){(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: during this step {result.Disturbance}{(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
 
     /// <summary>One line per verdict, for the console.</summary>
     public static string Describe(Verdict verdict) =>
