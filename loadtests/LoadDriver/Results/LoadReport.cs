@@ -216,6 +216,12 @@ public sealed record LatencyReport(
     public static LatencyReport From(HistogramBase microseconds)
     {
         ArgumentNullException.ThrowIfNull(microseconds);
+        if (microseconds.TotalCount == 0)
+        {
+            // Nothing finished (a run cancelled at once): no percentile exists to ask for.
+            return new LatencyReport(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, []);
+        }
+
         return new LatencyReport(
             microseconds.TotalCount,
             Ms(microseconds.GetMinValue()),

@@ -207,6 +207,7 @@ internal static class CapacityRunner
         var cpuBefore = sampler.CpuTimeByComponent();
         var serviceBus = service == ServiceKind.Ingestion ? await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false) : null;
         var load = await RunRateAsync(scenario, context, rate, HoldFor(rate, search.StepDuration), cancellationToken).ConfigureAwait(false);
+        cancellationToken.ThrowIfCancellationRequested(); // a cancelled rate measured nothing
         var cpuAfter = sampler.CpuTimeByComponent();
         var directory = Path.Combine(options.OutputDirectory, "capacity", string.Create(CultureInfo.InvariantCulture, $"rate-{rate:0.#}"), "load");
         load.WriteFiles(directory);
