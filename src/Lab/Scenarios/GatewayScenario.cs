@@ -24,10 +24,12 @@ internal sealed class GatewayScenario : LabScenario
     /// <summary>Upserts in flight while seeding (the seed command's --concurrency).</summary>
     private const int SeedConcurrency = 128;
 
-    /// <summary>The unmeasured warm-up before each step: a low rate that throttles no container.</summary>
-    private const double WarmUpRate = 5;
+    /// <summary>The unmeasured warm-up before each step: a few invoices from a few users, too few to throttle any container.</summary>
+    private const int WarmUpUsers = 4;
 
-    private static readonly TimeSpan WarmUp = TimeSpan.FromSeconds(6);
+    private const int WarmUpInvoices = 60;
+
+    private static readonly TimeSpan WarmUpAtMost = TimeSpan.FromSeconds(60);
     private const string UtilizationOperation = "GetDroneUtilization";
 
     public override string Id => "A";
@@ -79,10 +81,13 @@ internal sealed class GatewayScenario : LabScenario
     /// </summary>
     public override async Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken)
     {
+        // A few users waiting for each answer pace themselves to a cold system (which may take seconds
+        // per invoice at first) instead of piling requests on it, and stop after a fixed number.
         var warmUp = new LoadTestPlan
         {
             Scenario = Workload(context),
-            Shape = OpenLoad.Constant(WarmUpRate, WarmUp),
+            Shape = ClosedLoad.Constant(WarmUpUsers, WarmUpAtMost),
+            Bounds = new LoadBounds { MaxRequests = WarmUpInvoices },
             Http = new HttpSettings { RequestTimeout = TimeSpan.FromSeconds(30) },
         };
         var result = await LoadRunner.RunAsync(warmUp, null, cancellationToken).ConfigureAwait(false);
