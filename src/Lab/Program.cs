@@ -9,10 +9,12 @@ using DroneDelivery.LocalSystem;
 // dotnet run --project src/Lab -- run A --full --steps A1,A3
 // dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20
 // dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
+// dotnet run --project src/Lab -- calibration [no-latency] > my.json; … run A --calibration my.json
 var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());
 root.Subcommands.Add(LabCommands.Capacity());
+root.Subcommands.Add(LabCommands.Calibration());
 // Ctrl-C cancels the run; the lab then stops every process it started, which takes longer than
 // System.CommandLine's default 2-second grace before it ends the process regardless.
 return await root.Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(2) }).ConfigureAwait(false);
@@ -31,7 +33,8 @@ namespace DroneDelivery.Lab
             var output = OutputOption();
             var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
             var prometheus = PrometheusOption();
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus };
+            var calibration = CalibrationOption();
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, calibration };
             command.SetAction(async (parse, cancellationToken) =>
             {
                 if (parse.GetValue(quick) && parse.GetValue(full))
@@ -56,6 +59,11 @@ namespace DroneDelivery.Lab
                     return 2;
                 }
 
+                if (!TryCalibration(parse.GetValue(calibration), LabCalibration.DefaultProfile, out var calibrated))
+                {
+                    return 2;
+                }
+
                 var options = new LabRunOptions
                 {
                     Scenarios = [.. chosen.Select(s => s.ToUpperInvariant())],
@@ -64,6 +72,7 @@ namespace DroneDelivery.Lab
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
                     ReplicaDivisor = parse.GetValue(divisor),
                     PrometheusPort = parse.GetValue(prometheus),
+                    Calibration = calibrated,
                     Log = Log,
                 };
                 return await RunAsync(options, cancellationToken).ConfigureAwait(false);
@@ -74,6 +83,51 @@ namespace DroneDelivery.Lab
         public static Command Soak() => SoakRunner.Command(OutputOption(), DefaultOutput, Log);
 
         public static Command Capacity() => CapacityRunner.Command(OutputOption(), DefaultOutput, Log);
+
+        /// <summary><c>calibration [profile|file]</c>: prints a calibration as JSON, the shape <c>--calibration</c> reads.</summary>
+        public static Command Calibration()
+        {
+            var source = new Argument<string>("profile-or-file")
+            {
+                Description = $"A built-in profile ({string.Join(", ", LabCalibration.Profiles.Keys)}) or a calibration file to check.",
+                DefaultValueFactory = _ => LabCalibration.DefaultProfile,
+            };
+            var command = new Command("calibration", "Print a calibration as JSON: edit it and pass it to run, soak or capacity with --calibration FILE.") { source };
+            command.SetAction(parse =>
+            {
+                if (!TryCalibration(parse.GetValue(source), LabCalibration.DefaultProfile, out var calibration))
+                {
+                    return 2;
+                }
+
+                Console.WriteLine(CalibrationFile.ToJson(calibration));
+                return 0;
+            });
+            return command;
+        }
+
+        /// <summary><c>--calibration</c>: a calibration file or a built-in profile.</summary>
+        internal static Option<string?> CalibrationOption() =>
+            new("--calibration")
+            {
+                Description = $"Calibration: a JSON file (as the calibration command prints) or a built-in profile ({string.Join(", ", LabCalibration.Profiles.Keys)}).",
+            };
+
+        /// <summary>Loads <paramref name="value"/> (or the <paramref name="fallback"/> profile when absent); prints why not and returns false when it cannot.</summary>
+        internal static bool TryCalibration(string? value, string fallback, out LabCalibration calibration)
+        {
+            try
+            {
+                calibration = CalibrationFile.Load(value ?? fallback);
+                return true;
+            }
+            catch (CalibrationException e)
+            {
+                Console.Error.WriteLine(e.Message);
+                calibration = LabCalibration.Profiles[LabCalibration.DefaultProfile];
+                return false;
+            }
+        }
 
         /// <summary>
         /// Runs a command's work and maps how it ended to the exit code: its own on success, 130 when
@@ -100,7 +154,7 @@ namespace DroneDelivery.Lab
 
         internal static Task<int> RunAsync(LabRunOptions options, CancellationToken cancellationToken) => ExitCodeAsync("lab", async () =>
         {
-            Log($"report: {options.OutputDirectory}");
+            Log($"report: {options.OutputDirectory} (calibration: {options.Calibration.Name})");
             var outcomes = await LabRunner.RunAsync(options, cancellationToken).ConfigureAwait(false);
             var index = await ReportWriter.WriteAsync(outcomes, options, cancellationToken).ConfigureAwait(false);
             Console.WriteLine();

@@ -26,6 +26,9 @@ internal sealed record DeploymentOptions
     /// <summary>Replicas per service are the step's divided by this (at least 1); 1 runs them as the chart does.</summary>
     public int ReplicaDivisor { get; init; } = 1;
 
+    /// <summary>The services the scenario uses; the others are not started (and neither is the Service Bus emulator when no service uses it).</summary>
+    public IReadOnlyList<ServiceKind> Services { get; init; } = ServiceKind.All;
+
     /// <summary>Fixed replica counts for some services, whatever the step says (capacity runs measure one instance).</summary>
     public IReadOnlyDictionary<ServiceKind, int> ReplicaOverrides { get; init; } = new Dictionary<ServiceKind, int>();
 
@@ -39,7 +42,7 @@ internal sealed record DeploymentOptions
 /// <summary>
 /// The whole system on 127.0.0.1: the two emulators, a real redis-server and every service as
 /// local processes behind round-robin balancers. <see cref="ApplyAsync"/> moves it to a step's
-/// configuration, restarting only what the step changes (or everything, for a fresh start).
+/// configuration, restarting only what the step changes (and emptying the broker and the cache for a fresh start).
 /// </summary>
 internal sealed class LocalDeployment : IAsyncDisposable
 {
@@ -85,6 +88,16 @@ internal sealed class LocalDeployment : IAsyncDisposable
             yield return ("servicebus-emulator", ServiceBus.Process);
         }
 
+        if (Redis is not null)
+        {
+            yield return ("redis", Redis.Process);
+        }
+
+        if (Prometheus is not null)
+        {
+            yield return ("prometheus", Prometheus.Process);
+        }
+
         foreach (var (service, set) in _services)
         {
             foreach (var replica in set.Replicas)
@@ -126,14 +139,16 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     /// <summary>
     /// Moves the system to <paramref name="step"/>'s configuration. With <paramref name="fresh"/> the
-    /// broker and the cache start empty and every service restarts (a clean run of the step).
+    /// broker restarts empty (and with it Ingestion and the Workflow, whose connections change) and the
+    /// cache is emptied (a clean run of the step); other services restart only when the step changes them.
     /// </summary>
     public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
     {
         var restart = new HashSet<ServiceKind>();
 
         var queues = Queues(step);
-        if (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues))
+        var needsServiceBus = _options.Services.Contains(ServiceKind.Ingestion) || _options.Services.Contains(ServiceKind.Workflow);
+        if (needsServiceBus && (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues)))
         {
             if (ServiceBus is not null)
             {
@@ -147,13 +162,15 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         var maxMemory = step.Setting("redis.maxmemory");
         var policy = step.Setting("redis.maxmemoryPolicy") ?? "noeviction";
-        if (fresh || Redis is null || maxMemory != _redisMaxMemory || policy != _redisPolicy)
+        if (Redis is not null && (fresh || maxMemory != _redisMaxMemory || policy != _redisPolicy))
         {
-            if (Redis is not null)
-            {
-                await Redis.DisposeAsync().ConfigureAwait(false);
-            }
-
+            // An empty cache with the step's limits, in place: Delivery keeps running and connected.
+            _options.Log($"emptying redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
+            await RedisCommands.ResetAsync(Redis.Port, maxMemory, policy, cancellationToken).ConfigureAwait(false);
+            (_redisMaxMemory, _redisPolicy) = (maxMemory, policy);
+        }
+        else if (Redis is null)
+        {
             _options.Log($"starting redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
             Redis = await RedisServer.StartAsync(
                 new RedisServerOptions { MaxMemory = maxMemory, MaxMemoryPolicy = policy, LogFile = Path.Combine(_options.WorkDirectory, "logs", "redis.log") },
@@ -164,27 +181,34 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         await ApplyThroughputAsync(step, cancellationToken).ConfigureAwait(false);
 
-        foreach (var service in StartOrder)
+        // Every service whose settings, replicas or connections change starts now, all at once: each
+        // knows the others by their balancers' addresses, which never change, and waits to be ready.
+        // A service the step does not change keeps running (its state lives in the stores, which a
+        // fresh step empties: the broker restarted, the cache flushed).
+        var deployments = new List<Task>();
+        foreach (var service in StartOrder.Where(_options.Services.Contains))
         {
             var set = _services[service];
             var replicas = _options.ReplicaOverrides.TryGetValue(service, out var fixedCount)
                 ? fixedCount
                 : Math.Max(1, (int)Math.Ceiling(step.Replicas(service) / (double)_options.ReplicaDivisor));
             var environment = Environment(service, step);
-            if (fresh || restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
+            if (restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
             {
                 _options.Log($"starting {replicas} × {service.Name}");
-                await set.DeployAsync(replicas, environment, cancellationToken).ConfigureAwait(false);
+                deployments.Add(set.DeployAsync(replicas, environment, cancellationToken));
             }
         }
+
+        await Task.WhenAll(deployments).ConfigureAwait(false);
 
         Prometheus?.UpdateTargets(this);
     }
 
     /// <summary>Runs the DroneScheduler seed command against the emulator (provisioning and, unless told otherwise, data).</summary>
-    public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken)
+    public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken, string name = "seed")
     {
-        var spec = LocalProcessSpec.ForProject("seed", ServiceKind.DroneScheduler.ProjectName, ["seed", .. arguments]) with
+        var spec = LocalProcessSpec.ForProject(name, ServiceKind.DroneScheduler.ProjectName, ["seed", .. arguments]) with
         {
             Environment = new Dictionary<string, string?>
             {
@@ -192,7 +216,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
                 ["Cosmos__DatabaseId"] = _options.CosmosDatabaseId,
                 ["DOTNET_gcServer"] = "0",
             },
-            LogFile = Path.Combine(_options.WorkDirectory, "logs", "seed.log"),
+            LogFile = Path.Combine(_options.WorkDirectory, "logs", name + ".log"),
         };
         var process = await LocalProcess.StartAsync(spec, cancellationToken).ConfigureAwait(false);
         await using (process.ConfigureAwait(false))

@@ -1,3 +1,4 @@
+using System.Globalization;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver.Results;
 using HdrHistogram;
@@ -65,13 +66,49 @@ internal sealed record StepResult
     /// <summary>A stall at least this long marks the step as disturbed in the console and the report.</summary>
     public const double DisturbedAfterSeconds = 2;
 
-    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds;
+    /// <summary>
+    /// Cores the rest of the machine (processes the lab did not start, and a hypervisor's steal) took on
+    /// average during the step. A steady slowdown — other busy processes sharing the cores — never stops
+    /// the lab's timer, but its figures then show the machine as much as a stall does.
+    /// </summary>
+    public double OtherCores { get; init; }
+
+    /// <summary>Other processes taking this many cores on average mark the step as disturbed (a quiet machine takes a few hundredths).</summary>
+    public const double DisturbedAtOtherCores = 0.5;
+
+    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds || OtherCores >= DisturbedAtOtherCores;
+
+    /// <summary>What disturbed the step, for the console and the report; empty when nothing did.</summary>
+    public string Disturbance => DescribeDisturbance(LongestStallSeconds, OtherCores);
 
     /// <summary>
     /// Set when an earlier attempt at this step was disturbed and the step was measured again: that
     /// attempt's longest stall, in seconds. These figures are the second attempt's.
     /// </summary>
     public double? EarlierAttemptStallSeconds { get; init; }
+
+    /// <summary>With <see cref="EarlierAttemptStallSeconds"/>: the cores other processes took during the earlier attempt.</summary>
+    public double? EarlierAttemptOtherCores { get; init; }
+
+    /// <summary>What disturbed the earlier attempt; empty when there was none.</summary>
+    public string EarlierAttemptDisturbance =>
+        EarlierAttemptStallSeconds is { } stall ? DescribeDisturbance(stall, EarlierAttemptOtherCores ?? 0) : string.Empty;
+
+    internal static string DescribeDisturbance(double stallSeconds, double otherCores)
+    {
+        var causes = new List<string>();
+        if (stallSeconds >= DisturbedAfterSeconds)
+        {
+            causes.Add(string.Create(CultureInfo.InvariantCulture, $"the machine stood still for up to {stallSeconds:0.0} s (the lab's 1 s timer fired that late)"));
+        }
+
+        if (otherCores >= DisturbedAtOtherCores)
+        {
+            causes.Add(string.Create(CultureInfo.InvariantCulture, $"other processes took {otherCores:0.00} of the machine's {Environment.ProcessorCount} cores on average"));
+        }
+
+        return string.Join(" and ", causes);
+    }
 
     public CosmosFigures? Cosmos { get; init; }
 

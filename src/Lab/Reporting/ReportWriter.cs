@@ -128,6 +128,7 @@ internal static class ReportWriter
             ? string.Create(CultureInfo.InvariantCulture, $" (time compressed {options.Calibration.QuickTimeScale:0.#}×: load and message locks last 1/{options.Calibration.QuickTimeScale:0.#} of the case study's).")
             : ".";
         md.AppendLine(CultureInfo.InvariantCulture, $"Run at {DateTimeOffset.Now:yyyy-MM-dd HH:mm zzz} on {Environment.ProcessorCount} cores, {options.Mode.ToString().ToLowerInvariant()} mode{compression}");
+        md.AppendLine(CultureInfo.InvariantCulture, $"Calibration: `{options.Calibration.Name}` (its values are in `results.json`). Machine load average when the report was written: {MachineLoad.Describe()}.");
         md.AppendLine("Absolute figures differ from the articles (one machine, emulated cloud services); the direction and rough size of each change are what to compare.").AppendLine();
         md.AppendLine("## Verdicts").AppendLine();
         foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
@@ -172,9 +173,9 @@ internal static class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.GetValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.GetValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
-                if (step.EarlierAttemptStallSeconds is { } earlierStall)
+                if (step.EarlierAttemptStallSeconds is not null)
                 {
-                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: the machine stood still for up to {earlierStall:0.0} s during the first attempt (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
+                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: during the first attempt {step.EarlierAttemptDisturbance} (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
                 }
 
                 if (step.Disturbed)
@@ -276,7 +277,9 @@ internal static class ReportWriter
     private static object Summary(IReadOnlyList<ScenarioOutcome> outcomes, LabRunOptions options) => new
     {
         mode = options.Mode.ToString().ToLowerInvariant(),
+        calibrationName = options.Calibration.Name,
         calibration = options.Calibration,
+        loadAverage = MachineLoad.Describe(),
         scenarios = outcomes.Select(o => new
         {
             id = o.Scenario.Id,
@@ -297,7 +300,9 @@ internal static class ReportWriter
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
                 longestStallSeconds = s.LongestStallSeconds,
+                otherCores = s.OtherCores,
                 earlierAttemptStallSeconds = s.EarlierAttemptStallSeconds,
+                earlierAttemptOtherCores = s.EarlierAttemptOtherCores,
             }),
             verdicts = o.Verdicts,
         }),

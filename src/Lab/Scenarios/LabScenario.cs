@@ -30,8 +30,11 @@ internal abstract class LabScenario
 
     public abstract IReadOnlyList<string> StepIds { get; }
 
-    /// <summary>Whether every step starts from an empty broker and cache with every service restarted.</summary>
+    /// <summary>Whether every step starts from an empty broker and cache.</summary>
     public abstract bool FreshEachStep { get; }
+
+    /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
+    public abstract IReadOnlyList<ServiceKind> Services { get; }
 
     /// <summary>Time after the load during which the system is still observed (draining a queue).</summary>
     public virtual TimeSpan DrainWindow(LabContext context) => TimeSpan.Zero;
@@ -73,11 +76,15 @@ internal abstract class LabScenario
     /// <summary>The case study's step load, time-compressed in quick mode.</summary>
     public abstract LoadShape StepShape(LabContext context);
 
+    /// <summary>The simulated clients' HTTP settings (how long they wait for an answer).</summary>
+    public virtual HttpSettings Clients(LabContext context) => new();
+
     public LoadTestPlan Plan(LabContext context, Step step) => new()
     {
         Scenario = Workload(context),
         Shape = StepShape(context),
         Bounds = new LoadBounds { MaxDuration = StepShape(context).Duration + TimeSpan.FromMinutes(1) },
+        Http = Clients(context),
     };
 
     /// <summary>Reads the emulators and services before the load; the result is handed back to <see cref="MeasureAsync"/>.</summary>

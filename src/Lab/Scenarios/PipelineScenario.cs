@@ -28,6 +28,9 @@ internal sealed class PipelineScenario : LabScenario
     /// <summary>Each test of the case study starts with an empty queue; here also an empty cache (then pre-loaded).</summary>
     public override bool FreshEachStep => true;
 
+    /// <summary>Ingestion, the Workflow and the three backends it calls; the gateway plays no part in a delivery request.</summary>
+    public override IReadOnlyList<ServiceKind> Services { get; } = [ServiceKind.Ingestion, ServiceKind.Workflow, ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler];
+
     public override TimeSpan DrainWindow(LabContext context) => TimeSpan.FromSeconds(240 / context.TimeScale);
 
     /// <summary>The cache starts each step holding a long-running cache's working set (see <see cref="LabCalibration.RedisWorkingSetMegabytes"/>).</summary>
