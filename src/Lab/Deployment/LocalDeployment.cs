@@ -232,15 +232,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     }
 
     /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
-    internal IReadOnlyList<QueueSpec> Queues(Step step) =>
-        [.. step.Values.Map("serviceBus.queues").Keys.Order(StringComparer.Ordinal).Select(name =>
-        {
-            var queue = step.ServiceBusQueue(name);
-            var lockDuration = System.Xml.XmlConvert.ToTimeSpan(queue.TryGetValue("lockDuration", out var l) ? l?.ToString() ?? "PT1M" : "PT1M");
-            var scaled = TimeSpan.FromMilliseconds(Math.Max(1000, lockDuration.TotalMilliseconds / _options.TimeScale));
-            var maxDeliveries = queue.TryGetValue("maxDeliveryCount", out var m) ? int.Parse(m?.ToString() ?? "10", CultureInfo.InvariantCulture) : 10;
-            return new QueueSpec(name, System.Xml.XmlConvert.ToString(scaled), maxDeliveries);
-        })];
+    internal IReadOnlyList<QueueSpec> Queues(Step step) => QueueSpec.Of(step, _options.TimeScale);
 
     private async Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
     {

@@ -37,29 +37,8 @@ internal abstract class LabScenario
     public virtual TimeSpan DrainWindow(LabContext context) => TimeSpan.Zero;
 
     /// <summary>Every Cosmos DB container any step uses, from the chart values (first definition wins).</summary>
-    public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog)
-    {
-        var containers = new Dictionary<string, CosmosContainerSpec>(StringComparer.Ordinal);
-        foreach (var step in StepIds.Select(id => catalog[id]))
-        {
-            foreach (var id in step.Values.Map("cosmosDb.containers").Keys)
-            {
-                if (containers.ContainsKey(id))
-                {
-                    continue;
-                }
-
-                var values = step.CosmosContainer(id);
-                containers[id] = new CosmosContainerSpec(
-                    id,
-                    Int(values, "throughput", 400),
-                    Int(values, "physicalPartitions", 1),
-                    values.TryGetValue("partitionKeyPath", out var path) ? path?.ToString() ?? "/id" : "/id");
-            }
-        }
-
-        return [.. containers.Values];
-    }
+    public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog) =>
+        [.. StepIds.SelectMany(id => CosmosContainerSpec.Of(catalog[id])).DistinctBy(c => c.Id)];
 
     /// <summary>Once, after the first step's configuration is applied (e.g. seeding what the given steps read).</summary>
     public virtual Task PrepareAsync(LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken) => Task.CompletedTask;
@@ -102,9 +81,6 @@ internal abstract class LabScenario
 
     /// <summary>The same metrics measured here, for one step.</summary>
     public abstract IReadOnlyDictionary<string, string> Measured(StepResult result);
-
-    protected static int Int(IReadOnlyDictionary<string, object?> values, string key, int fallback) =>
-        values.TryGetValue(key, out var raw) && raw is not null ? int.Parse(raw.ToString()!, CultureInfo.InvariantCulture) : fallback;
 
     /// <summary>Seconds since the step's load started for a Unix time.</summary>
     protected static double Offset(long unixSeconds, DateTimeOffset loadStart) => unixSeconds - loadStart.ToUnixTimeMilliseconds() / 1000.0;
