@@ -76,6 +76,29 @@ internal abstract class LabScenario
     /// <summary>Did each step show the effect the article describes? Some effects need the full step's length to show.</summary>
     public abstract IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results, LabMode mode);
 
+    /// <summary>What a model predicts for steps the machine cannot show (none unless a scenario has a model).</summary>
+    public virtual IReadOnlyList<ModelPrediction> Predictions(IReadOnlyDictionary<string, StepResult> results, StepCatalog catalog) => [];
+
+    /// <summary>
+    /// The verdicts of each what-if: its base step's expectations, computed with the what-if's figures in
+    /// the base step's place. They are shown, not required: a what-if that removes a step's cause is
+    /// expected to fail them.
+    /// </summary>
+    public IReadOnlyList<Verdict> WhatIfVerdicts(IReadOnlyList<StepResult> results, LabMode mode)
+    {
+        var verdicts = new List<Verdict>();
+        foreach (var whatIf in results.Where(r => r.Step.WhatIf is not null))
+        {
+            var substituted = results.Where(r => r.Step.WhatIf is null).ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
+            substituted[whatIf.Step.BaseId] = whatIf;
+            verdicts.AddRange(Verdicts(substituted, mode)
+                .Where(v => v.StepId == whatIf.Step.BaseId)
+                .Select(v => v with { StepId = whatIf.Step.Label, Required = false }));
+        }
+
+        return verdicts;
+    }
+
     /// <summary>The article's figures for a step, by metric, to print beside ours.</summary>
     public abstract IReadOnlyList<ArticleRow> ArticleTable { get; }
 
