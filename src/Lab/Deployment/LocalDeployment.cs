@@ -256,15 +256,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     }
 
     /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
-    internal IReadOnlyList<QueueSpec> Queues(Step step) =>
-        [.. step.Values.Map("serviceBus.queues").Keys.Order(StringComparer.Ordinal).Select(name =>
-        {
-            var queue = step.ServiceBusQueue(name);
-            var lockDuration = System.Xml.XmlConvert.ToTimeSpan(queue.TryGetValue("lockDuration", out var l) ? l?.ToString() ?? "PT1M" : "PT1M");
-            var scaled = TimeSpan.FromMilliseconds(Math.Max(1000, lockDuration.TotalMilliseconds / _options.TimeScale));
-            var maxDeliveries = queue.TryGetValue("maxDeliveryCount", out var m) ? int.Parse(m?.ToString() ?? "10", CultureInfo.InvariantCulture) : 10;
-            return new QueueSpec(name, System.Xml.XmlConvert.ToString(scaled), maxDeliveries);
-        })];
+    internal IReadOnlyList<QueueSpec> Queues(Step step) => QueueSpec.Of(step, _options.TimeScale);
 
     private async Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
     {
@@ -291,59 +283,19 @@ internal sealed class LocalDeployment : IAsyncDisposable
     }
 
     /// <summary>
-    /// A replica's environment: the step's settings (rendered as the chart renders them) plus the
-    /// wiring the chart would add — backend addresses, connection strings.
+    /// A replica's environment: what the chart renders for the service (<see cref="ServiceEnvironment"/>),
+    /// wired to the local processes, plus how the lab runs each process.
     /// </summary>
     private Dictionary<string, string> Environment(ServiceKind service, Step step)
     {
-        var environment = new Dictionary<string, string>(step.Settings(service), StringComparer.Ordinal)
+        var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString);
+        return new Dictionary<string, string>(ServiceEnvironment.Render(step.Values, service, wiring), StringComparer.Ordinal)
         {
             // Workstation GC: dozens of processes share two cores.
             ["DOTNET_gcServer"] = "0",
             ["Logging__LogLevel__Default"] = "Warning",
             ["Logging__LogLevel__DroneDelivery"] = "Information",
         };
-
-        void Backends(params ServiceKind[] backends)
-        {
-            foreach (var backend in backends)
-            {
-                var section = backend == ServiceKind.DroneScheduler ? "DroneScheduler" : char.ToUpperInvariant(backend.Name[0]) + backend.Name[1..];
-                environment[$"Backends__{section}__BaseAddress"] = Address(backend).ToString();
-            }
-        }
-
-        if (service == ServiceKind.Gateway || service == ServiceKind.Workflow)
-        {
-            Backends(ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler);
-        }
-
-        if (service == ServiceKind.Ingestion || service == ServiceKind.Workflow)
-        {
-            environment["ServiceBus__ConnectionString"] = ServiceBus!.ConnectionString;
-        }
-
-        if (service == ServiceKind.Workflow)
-        {
-            // As the chart does: the workflow makes the queue's last delivery final, so it must know the queue's count.
-            var queue = environment.GetValueOrDefault("ServiceBus__QueueName", "deliveryrequests");
-            var spec = ServiceBus!.Queues.FirstOrDefault(q => q.Name == queue)
-                ?? throw new InvalidOperationException($"The workflow reads queue '{queue}', which the step's serviceBus.queues does not declare.");
-            environment["Processor__MaxDeliveryCount"] = spec.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture);
-        }
-
-        if (service == ServiceKind.Delivery)
-        {
-            environment["Redis__ConnectionString"] = Redis!.ConnectionString;
-        }
-
-        if (service == ServiceKind.Package || service == ServiceKind.DroneScheduler)
-        {
-            environment["Cosmos__ConnectionString"] = Cosmos.ConnectionString;
-            environment["Cosmos__DatabaseId"] = _options.CosmosDatabaseId;
-        }
-
-        return environment;
     }
 
     private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>

@@ -40,7 +40,15 @@ internal sealed record PipelineFigures(
     Series IncomingPerSecond,
     Series OutgoingPerSecond,
     Series CompletionsPer5Seconds,
-    Series DeadLetteredPerSecond);
+    Series DeadLetteredPerSecond)
+{
+    /// <summary>Mean time the workflow took to handle one message, settlement included (its process-duration histogram), in seconds.</summary>
+    public double? MeanProcessSeconds { get; init; }
+
+    /// <summary>Messages completed in the 5-second bins that ended within the load (the drain's are not counted).</summary>
+    public double CompletedDuringLoad(TimeSpan loadDuration) =>
+        CompletionsPer5Seconds.Points.Where(p => p.Second + 5 <= loadDuration.TotalSeconds + 0.5).Sum(p => p.Value);
+}
 
 /// <summary>Everything the lab measured in one step.</summary>
 internal sealed record StepResult
@@ -111,6 +119,28 @@ internal sealed record StepResult
     }
 
     public CosmosFigures? Cosmos { get; init; }
+
+    /// <summary>Processes of each component while the step was measured (to turn average CPU into CPU seconds).</summary>
+    public IReadOnlyDictionary<string, int> Processes { get; init; } = new Dictionary<string, int>();
+
+    /// <summary>CPU seconds a component's processes used during the step: its average CPU per second × its processes.</summary>
+    public double CpuSeconds(string component)
+    {
+        var series = CpuSeries.FirstOrDefault(s => s.Name == component);
+        if (series is null)
+        {
+            return 0;
+        }
+
+        var total = 0.0;
+        for (var i = 0; i < series.Points.Count; i++)
+        {
+            var interval = i == 0 ? 1 : series.Points[i].Second - series.Points[i - 1].Second;
+            total += series.Points[i].Value / 100 * interval;
+        }
+
+        return total * Processes.GetValueOrDefault(component, 1);
+    }
 
     public PipelineFigures? Pipeline { get; init; }
 

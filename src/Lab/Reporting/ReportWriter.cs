@@ -13,7 +13,7 @@ namespace DroneDelivery.Lab.Reporting;
 /// each step's changes, figures and verdicts), the charts as SVG, <c>index.html</c> showing them all,
 /// and <c>results.json</c> with the figures the verdicts were computed from.
 /// </summary>
-internal static class ReportWriter
+internal static partial class ReportWriter
 {
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
@@ -28,6 +28,7 @@ internal static class ReportWriter
         await File.WriteAllTextAsync(Path.Combine(directory, "report.md"), markdown, cancellationToken).ConfigureAwait(false);
         await File.WriteAllTextAsync(Path.Combine(directory, "index.html"), Html(outcomes, options, charts), cancellationToken).ConfigureAwait(false);
         await File.WriteAllTextAsync(Path.Combine(directory, "results.json"), JsonSerializer.Serialize(Summary(outcomes, options), Json), cancellationToken).ConfigureAwait(false);
+        WriteStepSeries(outcomes, directory);
         return Path.Combine(directory, "index.html");
     }
 
@@ -59,6 +60,11 @@ internal static class ReportWriter
             {
                 yield return chart;
             }
+        }
+
+        foreach (var chart in WhatIfCharts(outcome))
+        {
+            yield return chart;
         }
     }
 
@@ -167,6 +173,7 @@ internal static class ReportWriter
                 var changes = step.Step.Overlay.Leaves().ToList();
                 md.AppendLine(changes.Count == 0 ? "Settings: the chart defaults." : "Settings changed from the chart defaults: " + string.Join(", ", changes.Select(c => $"`{c.Path}` = `{c.Value}`")) + ".");
                 md.AppendLine();
+                AppendWhatIfChanges(md, step.Step);
                 md.AppendLine(CultureInfo.InvariantCulture, $"Load: {step.Load.Totals.Requests:N0} requests in {step.Load.LoadDuration.TotalSeconds:0} s, {step.Throughput:0.0} successful/s, latency avg {step.AverageLatencyMs:0} ms, p50 {step.PercentileMs(50):0} ms, p99 {step.PercentileMs(99):0} ms, p99.9 {step.PercentileMs(99.9):0} ms, max {step.Load.RequestLatency.GetMaxValue() / 1000.0:0} ms; status: {string.Join(", ", step.Load.StatusCounts.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key} × {s.Value:N0}"))}.");
                 if (step.Load.Completion is { } completion && completion.Latency.TotalCount > 0)
                 {
@@ -206,6 +213,9 @@ internal static class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"![{chart.Title}](charts/{chart.FileName})");
                 }
             }
+
+            AppendWhatIfs(md, outcome, charts);
+            AppendPredictions(md, outcome);
         }
 
         return md.ToString();
@@ -268,6 +278,9 @@ internal static class ReportWriter
                     html.AppendLine(CultureInfo.InvariantCulture, $"<img src=\"charts/{E(chart.FileName)}\" alt=\"{E(chart.Title)}\">");
                 }
             }
+
+            AppendWhatIfsHtml(html, outcome, charts);
+            AppendPredictionsHtml(html, outcome);
         }
 
         html.AppendLine("<p>Details: <a href=\"report.md\">report.md</a>, <a href=\"results.json\">results.json</a>, per-step load results under <code>steps/</code>, process logs under <code>system/</code>.</p></body></html>");
@@ -287,7 +300,11 @@ internal static class ReportWriter
             steps = o.Steps.Select(s => new
             {
                 id = s.Step.Id,
+                label = s.Step.Label,
+                baseId = s.Step.BaseId,
                 title = s.Step.Title,
+                whatIf = s.Step.WhatIf is null ? null : new { arguments = s.Step.WhatIf.Arguments, changes = s.Step.WhatIfChanges },
+                figures = StepFigures.Of(s),
                 changes = s.Step.Overlay.Leaves().ToDictionary(l => l.Path, l => l.Value),
                 throughput = s.Throughput,
                 averageLatencyMs = s.AverageLatencyMs,
@@ -305,6 +322,7 @@ internal static class ReportWriter
                 earlierAttemptOtherCores = s.EarlierAttemptOtherCores,
             }),
             verdicts = o.Verdicts,
+            models = o.Predictions,
         }),
     };
 }

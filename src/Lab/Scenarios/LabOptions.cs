@@ -3,6 +3,7 @@ using System.Text.Json.Serialization;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Lab.Deployment;
 using DroneDelivery.LoadDriver;
+using DroneDelivery.Lab.Steps;
 
 namespace DroneDelivery.Lab.Scenarios;
 
@@ -160,6 +161,9 @@ internal sealed record LabRunOptions
     public int ReplicaDivisor { get; init; } = 1;
 
     public string? ChartDirectory { get; init; }
+
+    /// <summary>When set, each chosen step also runs with these values over it (<c>-f</c>, <c>--set</c>), measured beside it.</summary>
+    public WhatIf? WhatIf { get; init; }
 
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }

@@ -8,7 +8,11 @@ using DroneDelivery.LoadDriver;
 namespace DroneDelivery.Lab.Scenarios;
 
 /// <summary>The results of one scenario in a lab run.</summary>
-internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepResult> Steps, IReadOnlyList<Verdict> Verdicts);
+internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepResult> Steps, IReadOnlyList<Verdict> Verdicts)
+{
+    /// <summary>What the scenario's model predicts for steps the machine cannot show.</summary>
+    public IReadOnlyList<ModelPrediction> Predictions { get; init; } = [];
+}
 
 /// <summary>Replays scenarios step by step on the local system and measures each step.</summary>
 internal static class LabRunner
@@ -47,7 +51,7 @@ internal static class LabRunner
         await using (deployment.ConfigureAwait(false))
         {
             var context = new LabContext(deployment, options, catalog);
-            var steps = stepIds.Select(id => catalog[id]).ToList();
+            var steps = StepsToRun(stepIds, catalog, options.WhatIf);
             var first = true;
             foreach (var step in steps)
             {
@@ -83,9 +87,20 @@ internal static class LabRunner
 
         options.Log(string.Create(CultureInfo.InvariantCulture, $"scenario {scenario.Id} took {clock.Elapsed.TotalSeconds:0} s"));
 
-        var byStep = results.ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
-        return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep, options.Mode));
+        var byStep = results.Where(r => r.Step.WhatIf is null).ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
+        return new ScenarioOutcome(scenario, results, [.. scenario.Verdicts(byStep, options.Mode), .. scenario.WhatIfVerdicts(results, options.Mode)])
+        {
+            Predictions = scenario.Predictions(byStep, catalog),
+        };
     }
+
+    /// <summary>The chosen steps, each followed by its what-if when the run has one.</summary>
+    internal static List<Step> StepsToRun(IEnumerable<string> stepIds, StepCatalog catalog, WhatIf? whatIf) =>
+        [.. stepIds.SelectMany(id => whatIf is null ? [catalog[id]] : new[] { catalog[id], catalog.WhatIf(id, whatIf) })];
+
+    /// <summary>The ids of the steps a run measures, scenario by scenario (before any what-if).</summary>
+    internal static IEnumerable<string> ChosenStepIds(LabRunOptions options) =>
+        options.Scenarios.Select(Scenario).SelectMany(s => s.StepIds.Where(id => options.Steps.Count == 0 || options.Steps.Contains(id, StringComparer.OrdinalIgnoreCase)));
 
     /// <summary>
     /// Measures a step; when the machine stood still during it (its figures would show the machine
@@ -187,7 +202,10 @@ internal static class LabRunner
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
 
-            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
+            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler) with
+            {
+                Processes = context.Deployment.Processes().GroupBy(p => p.Component).ToDictionary(g => g.Key, g => g.Count()),
+            };
             if (result.Disturbed)
             {
                 context.Log("  " + DisturbanceNote(result));
