@@ -2,7 +2,7 @@ using System.Net.Sockets;
 using System.Text.Json;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.LocalSystem;
-using DroneDelivery.ServiceBus;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;

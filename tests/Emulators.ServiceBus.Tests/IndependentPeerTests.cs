@@ -1,5 +1,5 @@
-using DroneDelivery.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using Azure.Messaging.ServiceBus;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Lite = global::Amqp;
 using LiteFraming = global::Amqp.Framing;
 

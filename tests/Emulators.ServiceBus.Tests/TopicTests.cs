@@ -1,4 +1,4 @@
-using DroneDelivery.ServiceBus;
+using Azure.Messaging.ServiceBus;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
