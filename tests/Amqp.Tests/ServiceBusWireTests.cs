@@ -2,7 +2,7 @@ using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;

@@ -41,21 +41,35 @@ public sealed class ServiceBusSettings : IValidatableObject
 
         if (hasConnectionString)
         {
-            string? error = null;
-            try
-            {
-                ServiceBusConnectionStringProperties.Parse(ConnectionString!);
-            }
-            catch (Exception e) when (e is FormatException or ArgumentException)
-            {
-                error = e.Message;
-            }
-
+            var error = ConnectionStringError(ConnectionString!);
             if (error is not null)
             {
                 yield return new ValidationResult($"ConnectionString is not a Service Bus connection string: {error}", [nameof(ConnectionString)]);
             }
         }
+    }
+
+    /// <summary>What the SDK's client would refuse in <paramref name="connectionString"/>, checked here so start-up names the setting.</summary>
+    private static string? ConnectionStringError(string connectionString)
+    {
+        ServiceBusConnectionStringProperties properties;
+        try
+        {
+            properties = ServiceBusConnectionStringProperties.Parse(connectionString);
+        }
+        catch (Exception e) when (e is FormatException or ArgumentException)
+        {
+            return e.Message;
+        }
+
+        if (properties.Endpoint is not { IsAbsoluteUri: true } || string.IsNullOrEmpty(properties.FullyQualifiedNamespace))
+        {
+            return "it needs Endpoint=sb://<namespace>.";
+        }
+
+        return string.IsNullOrEmpty(properties.SharedAccessSignature) && (string.IsNullOrEmpty(properties.SharedAccessKeyName) || string.IsNullOrEmpty(properties.SharedAccessKey))
+            ? "it needs SharedAccessKeyName and SharedAccessKey (or SharedAccessSignature)."
+            : null;
     }
 }
 
