@@ -7,7 +7,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
 /// <summary>
 /// The emulator driven by AMQPNetLite, an AMQP 1.0 implementation this repository did not write,
-/// for what our own client never does.
+/// for what the official SDK never does.
 /// </summary>
 public sealed class IndependentPeerTests
 {
