@@ -81,12 +81,12 @@ public sealed class ClientBehaviourTests
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessagesAsync(Enumerable.Range(0, 5).Select(i => new ServiceBusMessage($"m{i}")));
 
-        // The credit left by the timed-out calls is one message's worth, not ten. The broker hands
-        // out what credit allows as messages arrive, so "all five stored, one locked" is a state
-        // that piled-up credit never passes through.
-        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 5, LockedMessages: 1 }, TimeSpan.FromSeconds(30)), $"{scope.Metrics}");
+        // The credit left by the timed-out calls is one message's worth, not ten: the broker hands out what credit
+        // allows as the batch arrives, so one delivery with all five stored is a state piled-up credit never passes
+        // through. (Without prefetch the SDK releases a message that arrives after its receive call ended, so the
+        // one delivered may already be back in the queue, unlocked.)
+        Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 5, Counters.OutgoingDeliveries: 1 }, TimeSpan.FromSeconds(30)), $"{scope.Metrics}");
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
-        Assert.Equal(1, scope.Metrics.LockedMessages);
         var received = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromSeconds(30));
         Assert.Equal("m0", received[0].Body.ToString());
     }
