@@ -12,6 +12,7 @@ public abstract class AmqpLink
     private bool _detachSent;
     private bool _refused;
     private Error? _rejection;
+    private ITimer? _refusalTimer;
     private int _closedRaised;
 
     private protected AmqpLink(AmqpSession session, string name, LinkRole role, uint localHandle)
@@ -74,6 +75,11 @@ public abstract class AmqpLink
         var remote = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be accepted.");
         lock (Sync)
         {
+            if (_attachSent || IsClosed)
+            {
+                return; // answered already, or the peer gave up on the link before it was answered
+            }
+
             SendAttach(new LinkOptions
             {
                 Name = Name,
@@ -93,26 +99,43 @@ public abstract class AmqpLink
     /// Refuses a link the peer attached: an attach with no terminus, then a detach carrying
     /// <paramref name="error"/>. The link ends when the peer answers with its own detach: until
     /// then its handle stays known, so that answer is not an unknown handle, which would end
-    /// the session and with it every other link of the connection.
+    /// the session and with it every other link of the session. A peer that never answers gets
+    /// <see cref="AmqpConnectionOptions.RefusedLinkTimeout"/> before the handle is freed.
     /// </summary>
     public void Reject(Error error)
     {
-        var remote = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be rejected.");
+        _ = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be rejected.");
         lock (Sync)
         {
-            if (!_attachSent)
+            if (_detachSent || IsClosed)
             {
-                SendAttach(new LinkOptions
-                {
-                    Name = Name,
-                    Source = Role == LinkRole.Sender ? null : remote.Source,
-                    Target = Role == LinkRole.Receiver ? null : remote.Target,
-                });
+                return;
             }
 
+            SendRefusalAttach();
             _rejection = error;
             SendDetach(error);
+            var options = Session.Connection.Options;
+            _refusalTimer = options.TimeProvider.CreateTimer(
+                static state => ((AmqpLink)state!).Finish(((AmqpLink)state!)._rejection), this, options.RefusedLinkTimeout, Timeout.InfiniteTimeSpan);
         }
+    }
+
+    /// <summary>The attach that answers a link this side does not take: the peer's terminus on its side only.</summary>
+    private void SendRefusalAttach()
+    {
+        if (_attachSent)
+        {
+            return;
+        }
+
+        var remote = RemoteAttach!;
+        SendAttach(new LinkOptions
+        {
+            Name = Name,
+            Source = Role == LinkRole.Sender ? null : remote.Source,
+            Target = Role == LinkRole.Receiver ? null : remote.Target,
+        });
     }
 
     /// <summary>Detaches (closes) the link and waits briefly for the peer's detach.</summary>
@@ -213,6 +236,13 @@ public abstract class AmqpLink
         {
             if (!_detachSent)
             {
+                // A peer may give up on a link before this side answered its attach (an accept-next-session
+                // still waiting, say): the attach still goes first, as the handshake requires.
+                if (RemoteAttach is not null && !_attachSent)
+                {
+                    SendRefusalAttach();
+                }
+
                 SendDetach(null);
             }
         }
@@ -240,6 +270,7 @@ public abstract class AmqpLink
         {
             IsClosed = true;
             Error = error;
+            _refusalTimer?.Dispose();
         }
 
         Session.RemoveLink(this);
@@ -713,7 +744,9 @@ public sealed class ReceiverLink : AmqpLink
             {
                 if (transfer.DeliveryId is null || transfer.DeliveryTag is null)
                 {
-                    throw new AmqpException(ErrorCondition.InvalidField, "The first transfer of a delivery needs a delivery-id and a delivery-tag.");
+                    // A link error: this link is detached with it, its session and connection carry on.
+                    _ = CloseAsync(new Error { Condition = ErrorCondition.InvalidField, Description = "The first transfer of a delivery needs a delivery-id and a delivery-tag." });
+                    return;
                 }
 
                 _deliveryCount = unchecked(_deliveryCount + 1);

@@ -1,6 +1,7 @@
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 using Sdk = Azure.Messaging.ServiceBus;
+using static DroneDelivery.Emulators.ServiceBus.Tests.SdkReceiving;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -616,7 +617,7 @@ public sealed class OfficialSdkTests
     }
 
     [Fact]
-    public async Task Session_receiver_is_refused_and_the_connection_keeps_working()
+    public async Task Session_receiver_on_a_queue_without_sessions_is_refused_and_the_connection_keeps_working()
     {
         await using var scope = await EmulatorScope.StartAsync();
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
@@ -624,8 +625,9 @@ public sealed class OfficialSdkTests
         var error = await Assert.ThrowsAnyAsync<Exception>(async () => await scope.Client.AcceptSessionAsync(EmulatorScope.Queue, "s-1"));
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("after"));
 
-        // amqp:not-implemented, which the SDK surfaces as NotSupportedException.
-        Assert.IsType<NotSupportedException>(error);
+        // amqp:not-allowed, which the SDK surfaces as InvalidOperationException, as the service's refusal.
+        Assert.IsType<InvalidOperationException>(error);
+        Assert.Contains("does not require sessions", error.Message, StringComparison.Ordinal);
         Assert.Equal(1, scope.Metrics.ActiveMessages);
         Assert.Equal(1, scope.Emulator.ConnectionCount);
     }
@@ -758,33 +760,5 @@ public sealed class OfficialSdkTests
 
         Assert.Equal(["first", "other"], received.Select(m => m.Body.ToString()));
         Assert.Equal(0, scope.Metrics.ActiveMessages);
-    }
-
-    private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
-    {
-        var received = new List<Sdk.ServiceBusReceivedMessage>();
-        while (received.Count < count)
-        {
-            var batch = await receiver.ReceiveMessagesAsync(count - received.Count, Bound);
-            Assert.NotEmpty(batch);
-            foreach (var message in batch)
-            {
-                received.Add(message);
-                if (complete)
-                {
-                    await receiver.CompleteMessageAsync(message);
-                }
-            }
-        }
-
-        return received;
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current;
-        while ((current = Volatile.Read(ref target)) < value && Interlocked.CompareExchange(ref target, value, current) != current)
-        {
-        }
     }
 }

@@ -213,6 +213,13 @@ public sealed record LatencyReport(
     public static LatencyReport From(HistogramBase microseconds)
     {
         ArgumentNullException.ThrowIfNull(microseconds);
+        if (microseconds.TotalCount == 0)
+        {
+            // Nothing was recorded (every request failed, or none completed): HdrHistogram has no
+            // percentiles to give and throws if asked.
+            return new LatencyReport(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, []);
+        }
+
         return new LatencyReport(
             microseconds.TotalCount,
             Ms(microseconds.GetMinValue()),

@@ -58,18 +58,31 @@ export async function startEmulator({ partitions = 4 } = {}) {
   return {
     endpoint,
     output,
-    /** A client as an application would configure one for this emulator. */
-    client() {
+    /**
+     * A client as an application would configure one for this emulator; `retryOptions` as the SDK's
+     * connectionPolicy takes them (`{ maxRetryAttemptCount: 0 }` turns its 429 retries off).
+     */
+    client({ retryOptions } = {}) {
       return new CosmosClient({
         endpoint,
         key,
         // The emulator is one endpoint; do not follow the account's locations.
-        connectionPolicy: { enableEndpointDiscovery: false },
+        connectionPolicy: { enableEndpointDiscovery: false, ...(retryOptions ? { retryOptions } : {}) },
       });
     },
     /** The emulator's own request log (docs/emulators/cosmos-db.md, "Request timings"). */
     async requests(after = 0) {
       const response = await fetch(new URL(`_emulator/requests?after=${after}&limit=100000`, endpoint));
+      return response.json();
+    },
+    /** The sequence number of the last request logged, to read only what follows it. */
+    async lastSequence() {
+      const log = await this.requests(0);
+      return log.length === 0 ? 0 : log[log.length - 1].sequence;
+    },
+    /** The capacity model's metrics (docs/emulators/cosmos-db.md, "Metrics"). */
+    async metrics() {
+      const response = await fetch(new URL("_emulator/metrics?seconds=1", endpoint));
       return response.json();
     },
     async stop() {

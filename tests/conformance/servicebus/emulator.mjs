@@ -22,8 +22,8 @@ function emulatorAssembly() {
 }
 
 /**
- * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount }) and topics
- * (in Config.json's shape: { Name, Subscriptions: [{ Name, Rules }] }).
+ * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount, requiresSession }) and topics
+ * (in Config.json's shape: { Name, Subscriptions: [{ Name, Properties, Rules }] }).
  */
 export async function startEmulator(queues, topics = []) {
   const folder = mkdtempSync(join(tmpdir(), "sb-conformance-"));
@@ -34,7 +34,7 @@ export async function startEmulator(queues, topics = []) {
         Name: "sbemulatorns",
         Queues: queues.map((q) => ({
           Name: q.name,
-          Properties: { LockDuration: q.lockDuration ?? "PT30S", MaxDeliveryCount: q.maxDeliveryCount ?? 10 },
+          Properties: { LockDuration: q.lockDuration ?? "PT30S", MaxDeliveryCount: q.maxDeliveryCount ?? 10, RequiresSession: q.requiresSession ?? false },
         })),
         Topics: topics,
       }],
@@ -67,6 +67,7 @@ export async function startEmulator(queues, topics = []) {
   });
 
   return {
+    port,
     connectionString: `Endpoint=sb://127.0.0.1:${port};SharedAccessKeyName=${keyName};SharedAccessKey=${key};UseDevelopmentEmulator=true`,
     output,
     async stop() {

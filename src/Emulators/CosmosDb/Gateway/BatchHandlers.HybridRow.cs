@@ -27,10 +27,12 @@ internal static partial class BatchHandlers
     private const byte CodeUInt32 = 11;
     private const byte CodeFloat64 = 16;
     private const byte CodeUtf8 = 20;
-    private const byte CodeBinary = 21;
 
     // Path tokens: the schema's property paths in order, after the empty path (0).
+    private const int TokenIndexingDirective = 8;
     private const int TokenIfMatch = 9;
+    private const int TokenIfNoneMatch = 10;
+    private const int TokenTimeToLive = 11;
     private const int TokenMinimalReturnPreference = 12;
     private const int TokenRetryAfterMilliseconds = 5;
     private const int TokenRequestCharge = 6;
@@ -70,6 +72,8 @@ internal static partial class BatchHandlers
         string? id = null;
         byte[]? resourceBody = null;
         // Variable columns, in schema order: partitionKey, effectivePartitionKey, id, binaryId, resourceBody.
+        // The SDK sends an effective partition key or a binary id only when an application sets them as
+        // request properties; routing by them is not modelled, so they are refused, never ignored.
         for (var bit = 2; bit <= 6; bit++)
         {
             if ((presence & (1 << bit)) == 0)
@@ -83,9 +87,13 @@ internal static partial class BatchHandlers
                 case 2:
                     partitionKey = Encoding.UTF8.GetString(value);
                     break;
+                case 3:
+                    throw Unsupported("effectivePartitionKey", "operations are routed by their partition key only");
                 case 4:
                     id = Encoding.UTF8.GetString(value);
                     break;
+                case 5:
+                    throw Unsupported("binaryId", "items are identified by their string id only");
                 case 6:
                     resourceBody = value.ToArray();
                     break;
@@ -93,33 +101,35 @@ internal static partial class BatchHandlers
         }
 
         string? ifMatch = null;
+        string? ifNoneMatch = null;
         var minimal = false;
         while (!row.AtEnd)
         {
             var code = row.Take(1)[0];
             var token = row.VarUInt();
-            switch (code)
+            switch (code, token)
             {
-                case CodeBoolean or CodeBooleanFalse:
-                    if (token == TokenMinimalReturnPreference)
+                case (CodeBoolean or CodeBooleanFalse, TokenMinimalReturnPreference):
+                    minimal = code == CodeBoolean;
+                    break;
+                case (CodeUtf8, TokenIfMatch):
+                    ifMatch = Encoding.UTF8.GetString(row.Variable());
+                    break;
+                case (CodeUtf8, TokenIfNoneMatch):
+                    ifNoneMatch = Encoding.UTF8.GetString(row.Variable());
+                    break;
+                case (CodeUtf8, TokenIndexingDirective):
+                    if (ItemHandlers.UnsupportedIndexingDirective(Encoding.UTF8.GetString(row.Variable())) is { } directive)
                     {
-                        minimal = code == CodeBoolean;
+                        throw new BadRequestException($"The batch operation field 'indexingDirective' is not supported as sent: {directive}");
                     }
 
                     break;
-                case CodeInt32:
-                    row.Take(4);
-                    break;
-                case CodeUtf8 or CodeBinary:
-                    var value = row.Variable();
-                    if (token == TokenIfMatch)
-                    {
-                        ifMatch = Encoding.UTF8.GetString(value);
-                    }
-
-                    break;
+                case (CodeInt32, TokenTimeToLive):
+                    throw Unsupported("timeToLiveInSeconds", "items never expire (time to live is not modelled)");
                 default:
-                    throw new BadRequestException($"The batch operation has a sparse field of a type this emulator does not read (layout code {code}).");
+                    throw new BadRequestException(
+                        $"The batch operation has a field this emulator does not read (path token {token}, layout code {code}).");
             }
         }
 
@@ -147,8 +157,11 @@ internal static partial class BatchHandlers
             }
         }
 
-        return BatchOperation.Create(type, id, partitionKey, ifMatch, json, minimal);
+        return BatchOperation.Create(type, id, partitionKey, ifMatch, ifNoneMatch, json, minimal);
     }
+
+    private static BadRequestException Unsupported(string field, string why) =>
+        new($"The batch operation field '{field}' is not supported by this emulator: {why}.");
 
     private static GatewayResponse WriteHybridRowResults(IReadOnlyList<Outcome> outcomes, List<BatchOperation> operations, int statusCode)
     {
@@ -178,7 +191,7 @@ internal static partial class BatchHandlers
         var row = new ArrayBufferWriter<byte>(64);
         Write(row, [HybridRowV1]);
         WriteInt32(row, ResultSchema);
-        var etag = outcome.Document?.ETag;
+        var etag = outcome.ETag;
         var body = outcome.Document is { } document && (!operation.Minimal || operation.Type == BatchOperationType.Read) ? document.Json : null;
         // Presence: statusCode, subStatusCode, eTag, resourceBody.
         Write(row, [(byte)(0b11 | (etag is null ? 0 : 0b100) | (body is null ? 0 : 0b1000))]);

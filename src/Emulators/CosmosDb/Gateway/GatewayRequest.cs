@@ -55,8 +55,8 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
         return document;
     }
 
-    /// <summary>The partition key header as a component, or null when absent.</summary>
-    public PartitionKeyComponent? PartitionKey()
+    /// <summary>The partition key header, or null when absent.</summary>
+    public PartitionKeyValue? PartitionKey()
     {
         var header = Header(CosmosHeaders.PartitionKey);
         if (header is null)
@@ -64,8 +64,8 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
             return null;
         }
 
-        return PartitionKeyComponent.TryParseHeader(header, out var component, out var error)
-            ? component
+        return PartitionKeyValue.TryParseHeader(header, out var value, out var error)
+            ? value
             : throw new BadRequestException(error!);
     }
 

@@ -6,13 +6,20 @@ using DroneDelivery.Emulators.CosmosDb.Storage;
 
 namespace DroneDelivery.Emulators.CosmosDb.Query;
 
-/// <summary>Which documents of a partition a request may see: an EPK sub-range and/or one logical partition.</summary>
-internal readonly record struct DocumentScope(string? MinEpk = null, string? MaxEpk = null, string? ExactEpk = null)
+/// <summary>
+/// Which documents of a partition a request may see: one logical partition (<see cref="ExactEpk"/>), the
+/// logical partitions under a prefix of a hierarchical key (<see cref="PrefixEpk"/>: every EPK that starts
+/// with it, the range <c>[prefix, prefix + "FF")</c>), and/or an EPK sub-range.
+/// </summary>
+internal readonly record struct DocumentScope(string? MinEpk = null, string? MaxEpk = null, string? ExactEpk = null, string? PrefixEpk = null)
 {
     public bool Includes(StoredDocument document) =>
         (ExactEpk is null || string.Equals(document.Epk, ExactEpk, StringComparison.Ordinal))
+        && (PrefixEpk is null || document.Epk.StartsWith(PrefixEpk, StringComparison.Ordinal))
         && (MinEpk is null || string.CompareOrdinal(document.Epk, MinEpk) >= 0)
         && (MaxEpk is null || string.CompareOrdinal(document.Epk, MaxEpk) < 0);
+
+    public bool IsEverything => ExactEpk is null && PrefixEpk is null && MinEpk is null && MaxEpk is null;
 }
 
 /// <summary>The SDK's ORDER BY resume point (<c>resumeFilter</c> in the query body).</summary>

@@ -18,8 +18,7 @@ internal sealed class ContainerResource
         DatabaseResource database,
         string id,
         string rid,
-        string partitionKeyPath,
-        int partitionKeyVersion,
+        PartitionKeyDefinition partitionKey,
         JsonObject properties,
         ThroughputPool pool,
         OfferResource? offer,
@@ -32,17 +31,16 @@ internal sealed class ContainerResource
         Id = id;
         Rid = rid;
         RidBytes = ResourceIds.Decode(rid);
-        PartitionKeyPath = partitionKeyPath;
-        PartitionKeySegments = partitionKeyPath.Split('/', StringSplitOptions.RemoveEmptyEntries);
-        PartitionKeyVersion = partitionKeyVersion;
+        PartitionKey = partitionKey;
         _properties = properties;
         Pool = pool;
         Offer = offer;
         Latency = latency;
         Charges = charges;
-        Timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        Time = time;
+        Timestamp = time.GetUtcNow().ToUnixTimeSeconds();
         ETag = ETags.New();
-        Layout = PartitionLayout.Create(pool.PartitionCount, partitionKeyVersion);
+        Layout = PartitionLayout.Create(pool.PartitionCount, partitionKey.Version);
         Partitions = [.. Layout.Ranges.Select((range, i) =>
             new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), new PartitionMetrics(metricsHistorySeconds, time)))];
         RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
@@ -58,11 +56,10 @@ internal sealed class ContainerResource
 
     public byte[] RidBytes { get; }
 
-    public string PartitionKeyPath { get; }
+    public PartitionKeyDefinition PartitionKey { get; }
 
-    public IReadOnlyList<string> PartitionKeySegments { get; }
-
-    public int PartitionKeyVersion { get; }
+    /// <summary>The emulator's clock: items' <c>_ts</c> and the capacity model use it.</summary>
+    public TimeProvider Time { get; }
 
     public ThroughputPool Pool { get; }
 
@@ -95,23 +92,11 @@ internal sealed class ContainerResource
 
     public PhysicalPartition PartitionFor(string epk) => Partitions[Layout.Locate(epk)];
 
-    public string EffectivePartitionKeyOf(PartitionKeyComponent value) =>
-        EffectivePartitionKey.Compute(value, PartitionKeyVersion);
+    /// <summary>The EPK of a complete partition key; a prefix or a longer key is 400 (sub-status 1001).</summary>
+    public string EffectivePartitionKeyOf(PartitionKeyValue value) => PartitionKey.EffectivePartitionKey(value);
 
-    /// <summary>The value at the partition key path of a document (undefined when absent).</summary>
-    public PartitionKeyComponent PartitionKeyOf(JsonElement document)
-    {
-        var current = document;
-        foreach (var segment in PartitionKeySegments)
-        {
-            if (current.ValueKind != JsonValueKind.Object || !current.TryGetProperty(segment, out current))
-            {
-                return PartitionKeyComponent.Undefined;
-            }
-        }
-
-        return PartitionKeyComponent.FromJson(current);
-    }
+    /// <summary>The value at the partition key paths of a document (undefined where absent).</summary>
+    public PartitionKeyValue PartitionKeyOf(JsonElement document) => PartitionKey.ValueOf(document);
 
     public PhysicalPartition? PartitionById(string id)
     {
@@ -145,10 +130,14 @@ internal sealed class ContainerResource
 
         writer.WriteStartObject("partitionKey");
         writer.WriteStartArray("paths");
-        writer.WriteStringValue(PartitionKeyPath);
+        foreach (var path in PartitionKey.Paths)
+        {
+            writer.WriteStringValue(path);
+        }
+
         writer.WriteEndArray();
-        writer.WriteString("kind", "Hash");
-        writer.WriteNumber("version", PartitionKeyVersion);
+        writer.WriteString("kind", PartitionKey.Kind);
+        writer.WriteNumber("version", PartitionKey.Version);
         writer.WriteEndObject();
         writer.WriteString("_rid", Rid);
         writer.WriteNumber("_ts", Timestamp);
@@ -190,6 +179,7 @@ internal sealed class ContainerResource
 
 internal static class ETags
 {
+    // Only a starting point that differs between runs, so etags of a restarted emulator do not repeat; nothing depends on its time.
     private static long _counter = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() << 12;
 
     public static string New() =>

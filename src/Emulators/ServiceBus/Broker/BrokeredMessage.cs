@@ -25,6 +25,9 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
 
     public DateTime ExpiresAt { get; } = expiresAt;
 
+    /// <summary>The session the message belongs to (its group-id), if any.</summary>
+    public string? SessionId => Message.Properties?.GroupId;
+
     /// <summary>Delivery attempts so far (each lock acquisition counts; a release gives one back).</summary>
     public int DeliveryCount { get; set; }
 
