@@ -93,7 +93,6 @@ public abstract class AmqpLink
         }
 
         _attached.TrySetResult();
-        OnAccepted();
     }
 
     /// <summary>
@@ -228,7 +227,6 @@ public abstract class AmqpLink
         if (!_refused)
         {
             _attached.TrySetResult();
-            OnAccepted();
         }
     }
 
@@ -292,10 +290,6 @@ public abstract class AmqpLink
     }
 
     private protected virtual void OnRemoteAttachCore(Attach attach)
-    {
-    }
-
-    private protected virtual void OnAccepted()
     {
     }
 
@@ -575,7 +569,6 @@ public sealed class ReceiverLink : AmqpLink
     private Transfer? _partialFirst;
     private uint _deliveryCount;
     private uint _credit;
-    private uint _toRestore;
     private bool _drain;
     private TaskCompletionSource? _drainCompleted;
     private AmqpException? _closedException;
@@ -588,20 +581,9 @@ public sealed class ReceiverLink : AmqpLink
     /// <summary>When set, deliveries go to this callback (on the reader) instead of the receive buffer.</summary>
     public Action<ReceiverLink, IncomingDelivery>? OnMessage { get; set; }
 
-    /// <summary>
-    /// Keeps credit + buffered deliveries at this many, topping up credit as the application takes deliveries
-    /// (prefetch). Zero means credit is only what the caller issues.
-    /// </summary>
-    public uint AutoCredit { get; set; }
-
     public uint Credit
     {
         get { lock (Sync) { return _credit; } }
-    }
-
-    public int BufferedCount
-    {
-        get { lock (Sync) { return _buffer.Count; } }
     }
 
     internal override uint? FlowDeliveryCount => _deliveryCount;
@@ -660,7 +642,6 @@ public sealed class ReceiverLink : AmqpLink
         {
             if (_buffer.TryDequeue(out var ready))
             {
-                TopUpCredit();
                 return ready;
             }
 
@@ -692,7 +673,6 @@ public sealed class ReceiverLink : AmqpLink
         {
             if (_buffer.TryDequeue(out delivery!))
             {
-                TopUpCredit();
                 return true;
             }
 
@@ -711,11 +691,6 @@ public sealed class ReceiverLink : AmqpLink
             ThrowIfClosed();
             if (delivery.Settled || delivery.RemoteSettled || ReceiverSettleMode == ReceiverSettleMode.First)
             {
-                if (!delivery.Settled && AutoCredit > 0 && !delivery.RemoteSettled)
-                {
-                    RestoreCredit();
-                }
-
                 delivery.Settled = true;
                 Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
                 return Task.FromResult<DeliveryState?>(state);
@@ -739,55 +714,8 @@ public sealed class ReceiverLink : AmqpLink
                 return;
             }
 
-            if (AutoCredit > 0 && !delivery.RemoteSettled)
-            {
-                RestoreCredit();
-            }
-
             delivery.Settled = true;
             Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
-        }
-    }
-
-    /// <summary>Pre-settled deliveries give their credit back when the application takes them.</summary>
-    private void TopUpCredit()
-    {
-        if (AutoCredit > 0 && (SenderSettleMode == SenderSettleMode.Settled))
-        {
-            RestoreCredit();
-        }
-    }
-
-    /// <summary>
-    /// With <see cref="AutoCredit"/>, one unit of credit comes back per delivery settled by this side (or taken, when
-    /// pre-settled), and flows are batched: unsettled prefetched deliveries keep holding their credit.
-    /// </summary>
-    private void RestoreCredit()
-    {
-        if (IsClosed || DetachSent)
-        {
-            return;
-        }
-
-        _toRestore++;
-        var threshold = Math.Max(1u, AutoCredit / 10);
-        if (_toRestore >= threshold || _credit == 0)
-        {
-            _credit = (uint)Math.Min((long)AutoCredit, (long)_credit + _toRestore);
-            _toRestore = 0;
-            Session.SendFlow(this);
-        }
-    }
-
-    private protected override void OnAccepted()
-    {
-        if (AutoCredit > 0)
-        {
-            lock (Sync)
-            {
-                _credit = AutoCredit;
-                Session.SendFlow(this);
-            }
         }
     }
 
@@ -881,7 +809,6 @@ public sealed class ReceiverLink : AmqpLink
                 {
                     if (waiter.TrySetResult(complete))
                     {
-                        TopUpCredit();
                         return;
                     }
                 }
@@ -942,11 +869,6 @@ public sealed class ReceiverLink : AmqpLink
         delivery.RemoteSettled = true;
         lock (Sync)
         {
-            if (!delivery.Settled && AutoCredit > 0)
-            {
-                RestoreCredit();
-            }
-
             delivery.Settled = true;
             _awaitingOutcome.Remove(delivery);
         }
@@ -983,16 +905,5 @@ public sealed class ReceiverLink : AmqpLink
         }
 
         drain?.TrySetException(exception);
-    }
-
-    /// <summary>Deliveries received but not yet taken by the application (released when the link closes).</summary>
-    public IReadOnlyList<IncomingDelivery> TakeBuffered()
-    {
-        lock (Sync)
-        {
-            var all = _buffer.ToArray();
-            _buffer.Clear();
-            return all;
-        }
     }
 }

@@ -2,14 +2,14 @@ using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;
 
 /// <summary>
 /// What the official SDK does on the wire, exercised with raw AMQP against the Service Bus emulator, so the emulator
-/// is held to the SDK's expectations even where this repository's client would not notice a difference.
+/// is held to the SDK's expectations in frames and answers the SDK does not expose.
 /// </summary>
 public sealed class ServiceBusWireTests : IAsyncLifetime
 {

@@ -1,5 +1,5 @@
-using DroneDelivery.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using Azure.Messaging.ServiceBus;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Lite = global::Amqp;
 using LiteFraming = global::Amqp.Framing;
 
@@ -7,7 +7,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
 /// <summary>
 /// The emulator driven by AMQPNetLite, an AMQP 1.0 implementation this repository did not write,
-/// for what our own client never does.
+/// for what the official SDK never does.
 /// </summary>
 public sealed class IndependentPeerTests
 {

@@ -1,7 +1,7 @@
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Net.Sockets;
-using DroneDelivery.ServiceBus.Primitives;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Lite = global::Amqp;
 using LiteFraming = global::Amqp.Framing;
 using LiteTypes = global::Amqp.Types;

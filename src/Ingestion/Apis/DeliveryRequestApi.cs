@@ -1,6 +1,6 @@
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
-using DroneDelivery.ServiceBus;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 

@@ -1,7 +1,6 @@
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 

@@ -1,6 +1,5 @@
 using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 

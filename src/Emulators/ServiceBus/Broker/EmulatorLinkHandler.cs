@@ -2,7 +2,6 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 

@@ -2,7 +2,6 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 

@@ -3,11 +3,12 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Text;
 
-namespace DroneDelivery.ServiceBus.Primitives;
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
 /// <summary>
 /// A Service Bus shared access signature: <c>SharedAccessSignature sr=&lt;resource&gt;&amp;sig=&lt;signature&gt;&amp;se=&lt;expiry&gt;&amp;skn=&lt;key name&gt;</c>,
-/// where the signature is Base64(HMAC-SHA256(UTF-8 key, url-encoded resource + "\n" + expiry)).
+/// where the signature is Base64(HMAC-SHA256(UTF-8 key, url-encoded resource + "\n" + expiry)). The broker parses and
+/// verifies the tokens a CBS put-token carries; <see cref="Create"/> serves tests that play a client on raw AMQP.
 /// </summary>
 public sealed record SharedAccessSignature(string Resource, string KeyName, DateTimeOffset ExpiresOn, string Signature)
 {

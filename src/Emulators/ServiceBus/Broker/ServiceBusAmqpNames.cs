@@ -1,10 +1,11 @@
 using DroneDelivery.Amqp.Codec;
 
-namespace DroneDelivery.ServiceBus.Primitives;
+namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
 /// <summary>
 /// The names Azure Service Bus uses on the AMQP wire: annotations, link properties, CBS and management
-/// operations, error conditions. Shared by the client and the emulator so both speak the same dialect.
+/// operations, error conditions — what the broker reads from and answers to the official clients. Tests that
+/// play a client on raw AMQP use them too.
 /// </summary>
 public static class ServiceBusAmqpNames
 {
