@@ -15,10 +15,12 @@ const repository = resolve(here, "../../..");
 export const key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
 function emulatorAssembly() {
+  // The build configuration to take the emulator from (.ci/run builds Release); Debug by default.
+  const configuration = (process.env.BUILD_CONFIGURATION ?? "Debug").toLowerCase();
   const configured = process.env.COSMOS_EMULATOR_DLL;
-  const path = configured ?? join(repository, "artifacts/bin/DroneDelivery.Emulators.CosmosDb/debug/DroneDelivery.Emulators.CosmosDb.dll");
+  const path = configured ?? join(repository, `artifacts/bin/DroneDelivery.Emulators.CosmosDb/${configuration}/DroneDelivery.Emulators.CosmosDb.dll`);
   if (!existsSync(path)) {
-    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln) or set COSMOS_EMULATOR_DLL.`);
+    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln, with -c Release if BUILD_CONFIGURATION=Release) or set COSMOS_EMULATOR_DLL.`);
   }
   return path;
 }

@@ -13,10 +13,12 @@ export const keyName = "RootManageSharedAccessKey";
 export const key = "SAS_KEY_VALUE";
 
 function emulatorAssembly() {
+  // The build configuration to take the emulator from (.ci/run builds Release); Debug by default.
+  const configuration = (process.env.BUILD_CONFIGURATION ?? "Debug").toLowerCase();
   const configured = process.env.SERVICEBUS_EMULATOR_DLL;
-  const path = configured ?? join(repository, "artifacts/bin/DroneDelivery.Emulators.ServiceBus/debug/DroneDelivery.Emulators.ServiceBus.dll");
+  const path = configured ?? join(repository, `artifacts/bin/DroneDelivery.Emulators.ServiceBus/${configuration}/DroneDelivery.Emulators.ServiceBus.dll`);
   if (!existsSync(path)) {
-    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln) or set SERVICEBUS_EMULATOR_DLL.`);
+    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln, with -c Release if BUILD_CONFIGURATION=Release) or set SERVICEBUS_EMULATOR_DLL.`);
   }
   return path;
 }
