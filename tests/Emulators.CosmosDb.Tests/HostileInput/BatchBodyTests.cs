@@ -261,7 +261,7 @@ internal static class HybridRow
         return [.. bytes];
     }
 
-    private static byte[] Int32(int value)
+    public static byte[] Int32(int value)
     {
         var bytes = new byte[4];
         BinaryPrimitives.WriteInt32LittleEndian(bytes, value);

@@ -38,6 +38,25 @@ internal static class Fuzz
         return count;
     }
 
+    /// <summary>
+    /// Runs <paramref name="work"/> on a pool thread, as the emulator runs requests, and waits at most
+    /// <see cref="HostileEmulator.HangTimeout"/>: its result, or the exception it threw; a hang fails the case.
+    /// </summary>
+    public static (T? Result, Exception? Error) Bounded<T>(object input, Func<T> work)
+    {
+        var task = Task.Run(work);
+        try
+        {
+            return task.Wait(HostileEmulator.HangTimeout)
+                ? (task.Result, null)
+                : throw new HostileInputException($"{input}: no result within {HostileEmulator.HangTimeout.TotalSeconds} s (a hang).");
+        }
+        catch (AggregateException e)
+        {
+            return (default, e.InnerException);
+        }
+    }
+
     /// <summary>Runs a target's paths and prints the cases each ran and how long it took.</summary>
     public static void Report(ITestOutputHelper output, string target, params (string Path, Func<int> Run)[] paths)
     {

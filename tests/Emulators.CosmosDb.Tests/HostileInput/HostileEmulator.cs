@@ -241,17 +241,14 @@ public sealed class HostileEmulator : IAsyncLifetime
 
         var responseBody = new MemoryStream();
         http.Response.Body = responseBody;
-        var work = Task.Run(() => Emulator.Pipeline.HandleAsync(http));
-        try
+        var (_, escaped) = Fuzz.Bounded(request, () =>
         {
-            if (!work.Wait(HangTimeout))
-            {
-                throw new HostileInputException($"No answer within {HangTimeout.TotalSeconds} s (a hang).");
-            }
-        }
-        catch (AggregateException e)
+            Emulator.Pipeline.HandleAsync(http).GetAwaiter().GetResult();
+            return true;
+        });
+        if (escaped is not null)
         {
-            throw new HostileInputException($"An exception escaped the request pipeline: {e.InnerException}");
+            throw new HostileInputException($"{request}: an exception escaped the request pipeline: {escaped}");
         }
 
         var headers = http.Response.Headers;

@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
 
@@ -91,19 +90,19 @@ public sealed class HostileInputRegressionTests(HostileEmulator emulator)
     {
         // Was 500: checked((int)length) threw OverflowException for a variable-length integer of 2^32 - 1.
         var row = new List<byte> { 0x81 };
-        row.AddRange(Int32(2145473648));
+        row.AddRange(HybridRow.Int32(2145473648));
         row.Add(0b111);
-        row.AddRange(Int32(0));
-        row.AddRange(Int32(3));
+        row.AddRange(HybridRow.Int32(0));
+        row.AddRange(HybridRow.Int32(3));
         row.AddRange([0xFF, 0xFF, 0xFF, 0xFF, 0x0F]);
         var body = new List<byte> { 0x81 };
-        body.AddRange(Int32(2147473648));
+        body.AddRange(HybridRow.Int32(2147473648));
         body.Add(1);
-        body.AddRange(Int32(10));
+        body.AddRange(HybridRow.Int32(10));
         body.Add(0x81);
-        body.AddRange(Int32(2147473649));
-        body.AddRange(Int32(row.Count));
-        body.AddRange(Int32(0));
+        body.AddRange(HybridRow.Int32(2147473649));
+        body.AddRange(HybridRow.Int32(row.Count));
+        body.AddRange(HybridRow.Int32(0));
         body.AddRange(row);
         BadRequest(Batch([.. body]), "past its end");
     }
@@ -148,6 +147,14 @@ public sealed class HostileInputRegressionTests(HostileEmulator emulator)
     {
         // Was a stored item without an id: "move" checked only its target path against the system properties.
         BadRequest(new HostileRequest("PATCH", ItemsDocs + "/seed-3", [Key("[\"p0\"]")], Utf8("[{\"op\":\"move\",\"from\":\"/id\",\"path\":\"/x\"}]")), "/id");
+    }
+
+    [Fact]
+    public void A_patch_move_from_an_empty_path_is_refused()
+    {
+        // Was 500: an empty 'from' has no last segment (IndexOutOfRangeException).
+        BadRequest(new HostileRequest("PATCH", "/" + HostileEmulator.HierarchicalLink + "/docs/seed-7", [Key("[\"t1\",\"u1\",\"s7\"]")],
+            Utf8("{\"operations\":[{\"op\":\"move\",\"path\":\"/\",\"from\":\"\"}]}")), "'from' path");
     }
 
     [Fact]
@@ -251,11 +258,4 @@ public sealed class HostileInputRegressionTests(HostileEmulator emulator)
 
     private static HostileRequest Batch(byte[] body) =>
         new("POST", ItemsDocs, [new("x-ms-cosmos-is-batch-request", "True"), new("x-ms-cosmos-batch-atomic", "True"), Key("[\"p0\"]")], body);
-
-    private static byte[] Int32(int value)
-    {
-        var bytes = new byte[4];
-        BinaryPrimitives.WriteInt32LittleEndian(bytes, value);
-        return bytes;
-    }
 }

@@ -48,16 +48,16 @@ internal static class SqlGen
     /// <summary>Every kind of query text, with the share of syntax-error cases that are certain.</summary>
     public static Gen<SqlCase> Any =>
         HostileGen.Pick(
-            (6, Query(supportedOnly: true).Select(t => new SqlCase(t, false))),
-            (4, Query(supportedOnly: false).Select(t => new SqlCase(t, false))),
-            (4, HostileGen.Mutated(Query(supportedOnly: false)).Select(t => new SqlCase(t, false))),
-            (3, CertainSyntaxError),
-            (1, Deep.Select(t => new SqlCase(t, false))),
+            (24, Query(supportedOnly: true).Select(t => new SqlCase(t, false))),
+            (16, Query(supportedOnly: false).Select(t => new SqlCase(t, false))),
+            (16, HostileGen.Mutated(Query(supportedOnly: false)).Select(t => new SqlCase(t, false))),
+            (12, CertainSyntaxError),
+            (4, Deep.Select(t => new SqlCase(t, false))),
             (1, Gen.Elements(
                 "", " ", "--", "SELECT", "SELECT *", "SELECT * FROM", "FROM c", "SELECT * FROM c WHERE", "'", "\"", "@", "(", ")",
                 "SELECT * FROM c --", "SELECT * FROM c -- WHERE", "SELECT VALUE 1 FROM c", new string('(', 3), "\0", "SELECT * FROM c\0")
                 .Select(t => new SqlCase(t, false))),
-            (1, HostileGen.Text.Select(t => new SqlCase(t, false))),
+            (4, HostileGen.Text.Select(t => new SqlCase(t, false))),
             (1, Gen.Elements(524_287, 524_288, 524_289, 600_000).Select(n => new SqlCase(
                 "SELECT * FROM c WHERE c.s = '" + new string('x', Math.Max(0, n - 32)) + "'", false))));
 
@@ -81,7 +81,7 @@ internal static class SqlGen
 
     /// <summary>Nesting and chains deep enough to overflow a recursive parser or evaluator.</summary>
     public static Gen<string> Deep =>
-        from depth in Gen.Elements(10, 100, 300, 1_000, 10_000, 100_000)
+        from depth in Gen.Elements(10, 100, 255, 256, 257, 1_000, 10_000)
         from kind in Gen.Choose(0, 9)
         select "SELECT VALUE " + kind switch
         {

@@ -59,9 +59,9 @@ internal sealed class ItemPatch
                 throw new BadRequestException($"The incr operation on '{path}' needs a numeric value.");
             }
 
-            if (op == "move" && from is null)
+            if (op == "move" && from?.StartsWith('/') != true)
             {
-                throw new BadRequestException($"The move operation to '{path}' needs a 'from' path.");
+                throw new BadRequestException($"The move operation to '{path}' needs a 'from' path starting with '/'.");
             }
 
             if (IsSystemPath(path) || (op == "move" && IsSystemPath(from!)))
