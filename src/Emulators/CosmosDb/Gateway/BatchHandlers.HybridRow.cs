@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 
 namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 
@@ -42,6 +43,11 @@ internal static partial class BatchHandlers
         var reader = new RowReader(body, body.Length);
         reader.Header(SegmentSchema);
         var segmentLength = BinaryPrimitives.ReadInt32LittleEndian(reader.Take(5)[1..]);
+        if (segmentLength < reader.Position || segmentLength > body.Length)
+        {
+            throw new BadRequestException($"The batch request's segment header gives a length of {segmentLength} bytes, outside the body of {body.Length}.");
+        }
+
         reader = new RowReader(body, body.Length) { Position = segmentLength };
         var operations = new List<BatchOperation>();
         while (reader.Position < body.Length)
@@ -49,11 +55,12 @@ internal static partial class BatchHandlers
             reader.Header(RecordSchema);
             var length = BinaryPrimitives.ReadInt32LittleEndian(reader.Take(4));
             reader.Take(4); // CRC-32 of the record
-            var end = reader.Position + length;
-            if (length < 0 || end > body.Length)
+            if (length < 0 || length > body.Length - reader.Position)
             {
                 throw new BadRequestException("The batch request's RecordIO stream is truncated.");
             }
+
+            var end = reader.Position + length;
 
             operations.Add(ReadOperation(new RowReader(body, end) { Position = reader.Position }));
             reader.Position = end;
@@ -154,6 +161,11 @@ internal static partial class BatchHandlers
             catch (JsonException e)
             {
                 throw new BadRequestException($"A batch operation's resource body is not valid JSON: {e.Message}");
+            }
+
+            if (JsonInput.Problem(json.Value) is { } problem)
+            {
+                throw new BadRequestException($"A batch operation's resource body cannot be accepted: {problem}.");
             }
         }
 
@@ -285,7 +297,7 @@ internal static partial class BatchHandlers
 
         public ReadOnlySpan<byte> Take(int count)
         {
-            if (count < 0 || Position + count > end)
+            if (count < 0 || count > end - Position)
             {
                 throw new BadRequestException("The batch request's HybridRow body is truncated.");
             }
@@ -311,6 +323,12 @@ internal static partial class BatchHandlers
             throw new BadRequestException("The batch request has a malformed variable-length integer.");
         }
 
-        public ReadOnlySpan<byte> Variable() => Take(checked((int)VarUInt()));
+        public ReadOnlySpan<byte> Variable()
+        {
+            var length = VarUInt();
+            return length <= (ulong)(end - Position)
+                ? Take((int)length)
+                : throw new BadRequestException($"The batch request's HybridRow body claims a field of {length} bytes, past its end.");
+        }
     }
 }

@@ -529,7 +529,9 @@ internal static partial class BatchHandlers
 
             var typeName = String(element, "operationType")
                 ?? throw new BadRequestException("A batch operation needs an operationType.");
-            if (!Enum.TryParse<BatchOperationType>(typeName, ignoreCase: true, out var type) || int.TryParse(typeName, CultureInfo.InvariantCulture, out _))
+            // Enum.TryParse also takes numbers and comma-separated lists ("Delete,Read"); neither names an operation.
+            if (!Enum.TryParse<BatchOperationType>(typeName, ignoreCase: true, out var type) || !Enum.IsDefined(type)
+                || typeName.Contains(',', StringComparison.Ordinal) || int.TryParse(typeName, CultureInfo.InvariantCulture, out _))
             {
                 throw new BadRequestException($"The batch operation type '{typeName}' is not supported (Create, Upsert, Read, Replace, Delete, Patch).");
             }

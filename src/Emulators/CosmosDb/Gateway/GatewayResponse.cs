@@ -65,7 +65,8 @@ internal sealed class GatewayResponse
         {
             writer.WriteStartObject();
             writer.WriteString("code", code);
-            writer.WriteString("message", message);
+            // Messages quote what the client sent; an unpaired surrogate in it must not stop the answer.
+            writer.WriteString("message", JsonInput.Printable(message));
             writer.WriteEndObject();
         });
         return new GatewayResponse { StatusCode = statusCode, SubStatusCode = subStatusCode, Body = response.Body };

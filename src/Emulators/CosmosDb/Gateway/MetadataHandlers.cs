@@ -254,7 +254,12 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
     {
         using var body = request.ParseJsonObject();
         var root = body.RootElement;
-        if (root.TryGetProperty("partitionKey", out var partitionKey)
+        if (root.TryGetProperty("partitionKey", out var partitionKey) && partitionKey.ValueKind != JsonValueKind.Object)
+        {
+            return GatewayResponse.BadRequest("The container's partitionKey must be a JSON object with its paths.");
+        }
+
+        if (root.TryGetProperty("partitionKey", out partitionKey)
             && partitionKey.TryGetProperty("paths", out var paths) && paths.ValueKind == JsonValueKind.Array
             && !paths.EnumerateArray().Select(p => p.ValueKind == JsonValueKind.String ? p.GetString() : null).SequenceEqual(container.PartitionKey.Paths))
         {

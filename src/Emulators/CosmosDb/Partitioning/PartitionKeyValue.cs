@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 
 namespace DroneDelivery.Emulators.CosmosDb.Partitioning;
 
@@ -33,10 +34,18 @@ internal sealed class PartitionKeyValue : IEquatable<PartitionKeyValue>
 
         // Fast path for the common ["plain string"]: no JSON parse.
         if (header.Length >= 4 && header.StartsWith("[\"", StringComparison.Ordinal) && header.EndsWith("\"]", StringComparison.Ordinal)
-            && header.AsSpan(2, header.Length - 4).IndexOfAny('"', '\\') < 0)
+            && header.AsSpan(2, header.Length - 4).IndexOfAny('"', '\\') < 0 && JsonInput.IsValidUtf16(header)
+            && !header.AsSpan(2, header.Length - 4).ContainsAnyInRange('\0', '\u001f'))
         {
             value = new PartitionKeyValue([new PartitionKeyComponent(PartitionKeyKind.String, Text: header[2..^2])]);
             return true;
+        }
+
+        if (!JsonInput.IsValidUtf16(header))
+        {
+            // Text with an unpaired surrogate cannot even be transcoded for the JSON reader.
+            error = "The partition key header is not valid UTF-16 (an unpaired surrogate).";
+            return false;
         }
 
         try
@@ -68,6 +77,12 @@ internal sealed class PartitionKeyValue : IEquatable<PartitionKeyValue>
                 if (element.ValueKind is JsonValueKind.Object or JsonValueKind.Array)
                 {
                     error = "A partition key value must be a string, number, boolean, null or {} (undefined).";
+                    return false;
+                }
+
+                if (JsonInput.Problem(element) is { } problem)
+                {
+                    error = $"The partition key header cannot be accepted: {problem}.";
                     return false;
                 }
 

@@ -2,6 +2,7 @@ using System.Buffers.Text;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Storage;
 
 namespace DroneDelivery.Emulators.CosmosDb.Query;
@@ -486,7 +487,18 @@ internal static class QueryExecutor
             return QueryValue.Undefined;
         }
 
-        return QueryValue.FromElement(JsonSerializer.Deserialize<JsonElement>(json));
+        // The key comes back from the client inside the continuation, so it is input like any other.
+        try
+        {
+            var key = JsonSerializer.Deserialize<JsonElement>(json);
+            return JsonInput.Problem(key) is null
+                ? QueryValue.FromElement(key)
+                : throw new QueryException("The continuation token's ORDER BY key is not one this emulator issued.");
+        }
+        catch (JsonException)
+        {
+            throw new QueryException("The continuation token's ORDER BY key is not one this emulator issued.");
+        }
     }
 
     /// <summary>The emulator's own continuation: where in a partition the next page starts.</summary>
@@ -510,7 +522,10 @@ internal static class QueryExecutor
                 using var document = JsonDocument.Parse(Base64Url.DecodeFromChars(text));
                 var root = document.RootElement;
                 var key = root.TryGetProperty("k", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
-                return new ContinuationToken(root.GetProperty("s").GetInt64(), root.GetProperty("n").GetInt64(), key);
+                var passed = root.GetProperty("n").GetInt64();
+                return passed >= 0
+                    ? new ContinuationToken(root.GetProperty("s").GetInt64(), passed, key)
+                    : throw new FormatException("A continuation cannot have passed a negative number of items.");
             }
             catch (Exception e) when (e is FormatException or JsonException or KeyNotFoundException or InvalidOperationException)
             {

@@ -1,3 +1,4 @@
+using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using DroneDelivery.Emulators.CosmosDb.Capacity;
@@ -45,7 +46,7 @@ internal sealed class ContainerResource
             new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), new PartitionMetrics(metricsHistorySeconds, time)))];
         RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
         SelfLink = $"dbs/{database.Rid}/colls/{rid}/";
-        AltLink = $"dbs/{database.Id}/colls/{id}";
+        AltLink = HeaderSafe($"dbs/{database.Id}/colls/{id}");
     }
 
     public DatabaseResource Database { get; }
@@ -85,8 +86,18 @@ internal sealed class ContainerResource
 
     public string SelfLink { get; }
 
-    /// <summary>The name-based link, as in <c>x-ms-alt-content-path</c>.</summary>
+    /// <summary>
+    /// The name-based link, as in <c>x-ms-alt-content-path</c>: ids may hold any character but an HTTP
+    /// header only printable ASCII, so others are percent-encoded (UTF-8), as in a URL.
+    /// </summary>
     public string AltLink { get; }
+
+    private static string HeaderSafe(string link) =>
+        link.All(c => c is >= ' ' and <= '~')
+            ? link
+            : string.Concat(link.EnumerateRunes().Select(r => r.Value is >= ' ' and <= '~'
+                ? r.ToString()
+                : string.Concat(Encoding.UTF8.GetBytes(r.ToString()).Select(b => $"%{b:X2}"))));
 
     public long NextSequence() => Interlocked.Increment(ref _sequence);
 
