@@ -1,5 +1,6 @@
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using DroneDelivery.Lab.Scenarios;
 using Xunit;
 
 // Each end-to-end test starts a whole system; two at once on a small machine would measure each
@@ -18,7 +19,7 @@ namespace DroneDelivery.Lab.Tests;
 public sealed class QuickLabRun : IAsyncLifetime
 {
     /// <summary>.ci/run's time-out for the lab's test session (RunConfiguration.TestSessionTimeout).</summary>
-    internal static readonly TimeSpan SessionTimeout = TimeSpan.FromSeconds(900);
+    internal static readonly TimeSpan SessionTimeout = TimeSpan.FromSeconds(1020);
 
     /// <summary>
     /// The quick run gets what the session's other lab tests leave of its time-out, less a minute for
@@ -26,6 +27,17 @@ public sealed class QuickLabRun : IAsyncLifetime
     /// being cut off by the time-out with none.
     /// </summary>
     internal static readonly TimeSpan Bound = SessionTimeout - LabInterruptTests.Bound - LabHostKilledTests.Bound - TimeSpan.FromMinutes(1);
+
+    /// <summary>
+    /// Quick mode compressed 8× instead of 6×: every step's load and the queue's locks last a quarter
+    /// less, so five steps fit the session on a 2-core machine that is busy with other work, and a
+    /// disturbed step still has time to be measured again. The effects checked below do not depend on
+    /// the compression: A1's arrivals per user are unchanged, B4's locks get shorter (more expire in
+    /// the prefetch buffer), B5's stay far above a message's processing time.
+    /// </summary>
+    internal static readonly LabCalibration Calibration = new() { QuickTimeScale = 8 };
+
+    private readonly string _calibrationDirectory = Directory.CreateTempSubdirectory("dronedelivery-calibration-").FullName;
 
     public int PrometheusPort { get; } = DroneDelivery.LocalSystem.FreePort.Next();
 
@@ -46,8 +58,10 @@ public sealed class QuickLabRun : IAsyncLifetime
     public async Task InitializeAsync()
     {
         Started = DateTimeOffset.UtcNow;
+        var calibration = Path.Combine(_calibrationDirectory, "calibration.json");
+        await File.WriteAllTextAsync(calibration, CalibrationFile.ToJson(Calibration));
         using var lab = new LabProcess(
-            "run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output,
+            "run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output, "--calibration", calibration,
             "--prometheus", PrometheusPort.ToString(System.Globalization.CultureInfo.InvariantCulture));
         ExitCode = await lab.ExitCodeAsync(Bound);
         Ended = DateTimeOffset.UtcNow;
@@ -65,6 +79,7 @@ public sealed class QuickLabRun : IAsyncLifetime
     public Task DisposeAsync()
     {
         Directory.Delete(Output, recursive: true);
+        Directory.Delete(_calibrationDirectory, recursive: true);
         return Task.CompletedTask;
     }
 }
@@ -168,8 +183,8 @@ public sealed class QuickLabRunTests(QuickLabRun run)
 [Trait("Category", "Lab")]
 public sealed class LabInterruptTests
 {
-    /// <summary>How long this test may take (see <see cref="QuickLabRun.Bound"/>).</summary>
-    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(2.5);
+    /// <summary>How long this test may take (see <see cref="QuickLabRun.Bound"/>): it takes seconds, but starting a lab on a busy machine may take one.</summary>
+    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(2);
 
     [Fact]
     public async Task Ctrl_C_stops_the_lab_and_every_process_it_started()
