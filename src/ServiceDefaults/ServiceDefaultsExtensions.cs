@@ -4,6 +4,7 @@ using DroneDelivery.ServiceDefaults.Hosting;
 using DroneDelivery.ServiceDefaults.Http;
 using DroneDelivery.ServiceDefaults.Settings;
 using DroneDelivery.ServiceDefaults.Telemetry;
+using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -36,7 +37,12 @@ public static class ServiceDefaultsExtensions
         builder.AddSettings<HostingSettings>("Hosting");
         builder.Services
             .AddOptions<KestrelServerOptions>()
-            .Configure<IOptions<HostingSettings>>((kestrel, hosting) => kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize);
+            .Configure<IOptions<HostingSettings>>((kestrel, hosting) =>
+            {
+                kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize;
+                kestrel.Limits.MaxRequestHeadersTotalSize = hosting.Value.MaxRequestHeadersTotalSize;
+                kestrel.Limits.MaxRequestHeaderCount = hosting.Value.MaxRequestHeaderCount;
+            });
         builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
         builder.Services.AddApiDocument(serviceName);
         return builder;
@@ -64,7 +70,7 @@ public static class ServiceDefaultsExtensions
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.MapHealthEndpoints();
-        app.MapPrometheusScrapingEndpoint("/metrics").ExcludeFromDescription();
+        app.MapPrometheusScrapingEndpoint("/metrics").ExcludeFromDescription().AllowAnonymous(); // scraped without a token; NetworkPolicy limits who reaches it
         return app;
     }
 }

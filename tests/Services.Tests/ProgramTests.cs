@@ -62,14 +62,23 @@ public sealed class ProgramTests(SystemFixture system)
         Assert.Contains("Loaded 6 documents", output);
     }
 
-    /// <summary>Settings with which every service starts against the system's dependencies.</summary>
-    private Dictionary<string, string?> ValidEnvironment() => new()
+    /// <summary>Settings with which every service starts against the system's dependencies (the public ones with a development issuer).</summary>
+    private Dictionary<string, string?> ValidEnvironment()
     {
-        ["Redis__ConnectionString"] = system.Redis.ConnectionString,
-        ["Cosmos__ConnectionString"] = system.Cosmos.ConnectionString,
-        ["ServiceBus__ConnectionString"] = system.ServiceBus.ConnectionString,
-        ["ServiceBus__QueueName"] = "no-such-queue",
-    };
+        var environment = new Dictionary<string, string?>
+        {
+            ["Redis__ConnectionString"] = system.Redis.ConnectionString,
+            ["Cosmos__ConnectionString"] = system.Cosmos.ConnectionString,
+            ["ServiceBus__ConnectionString"] = system.ServiceBus.ConnectionString,
+            ["ServiceBus__QueueName"] = "no-such-queue",
+        };
+        foreach (var (key, value) in TestAccess.Issuer(TimeProvider.System).ServiceEnvironment())
+        {
+            environment[key] = value;
+        }
+
+        return environment;
+    }
 
     private static async Task<(int ExitCode, string Output)> RunToExitAsync(string project, Dictionary<string, string?> environment, params string[] args)
     {
