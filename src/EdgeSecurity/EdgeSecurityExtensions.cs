@@ -49,6 +49,7 @@ public static partial class EdgeSecurityExtensions
         builder.AddSettings<CorsSettings>("Cors");
         builder.Services.TryAddSingleton(TimeProvider.System);
         builder.Services.AddSingleton<EdgeAccess>();
+        builder.Services.AddHostedService<AuthenticationOffWarning>();
 
         AddAuthentication(builder);
         AddAuthorization(builder.Services);
@@ -76,11 +77,6 @@ public static partial class EdgeSecurityExtensions
     /// </summary>
     public static WebApplication UseEdgeSecurity(this WebApplication app)
     {
-        if (app.Services.GetRequiredService<IOptions<AuthenticationSettings>>().Value.Mode == EdgeAuthenticationMode.None)
-        {
-            LogAuthenticationOff(app.Logger);
-        }
-
         app.UseCors();
         app.UseAuthentication();
         app.UseRateLimiter();
@@ -269,8 +265,24 @@ public static partial class EdgeSecurityExtensions
         }).ConfigureAwait(false);
     }
 
-    [LoggerMessage(EventId = 1100, Level = LogLevel.Warning, Message = "Authentication:Mode is None: no token is validated and every caller may do everything (Development only).")]
-    private static partial void LogAuthenticationOff(ILogger logger);
+    /// <summary>Says at start, once the settings are valid, that nothing is protected (Mode None, Development only).</summary>
+    private sealed partial class AuthenticationOffWarning(IOptions<AuthenticationSettings> settings, ILogger<AuthenticationOffWarning> logger) : IHostedService
+    {
+        public Task StartAsync(CancellationToken cancellationToken)
+        {
+            if (settings.Value.Mode == EdgeAuthenticationMode.None)
+            {
+                LogAuthenticationOff(logger);
+            }
+
+            return Task.CompletedTask;
+        }
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        [LoggerMessage(EventId = 1100, Level = LogLevel.Warning, Message = "Authentication:Mode is None: no token is validated and every caller may do everything (Development only).")]
+        private static partial void LogAuthenticationOff(ILogger logger);
+    }
 
     /// <summary>An authenticated caller with the permission's scope or role; null: any authenticated caller.</summary>
     private sealed record PermissionRequirement(Permission? Permission) : IAuthorizationRequirement;

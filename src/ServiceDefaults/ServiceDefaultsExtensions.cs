@@ -39,9 +39,21 @@ public static class ServiceDefaultsExtensions
             .AddOptions<KestrelServerOptions>()
             .Configure<IOptions<HostingSettings>>((kestrel, hosting) =>
             {
-                kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize;
-                kestrel.Limits.MaxRequestHeadersTotalSize = hosting.Value.MaxRequestHeadersTotalSize;
-                kestrel.Limits.MaxRequestHeaderCount = hosting.Value.MaxRequestHeaderCount;
+                // Kestrel is built with the application, before the start-up validation runs: a bad value
+                // must not crash the build but stop the start, named (exit code 2), so it is left to that.
+                HostingSettings limits;
+                try
+                {
+                    limits = hosting.Value;
+                }
+                catch (OptionsValidationException)
+                {
+                    return;
+                }
+
+                kestrel.Limits.MaxRequestBodySize = limits.MaxRequestBodySize;
+                kestrel.Limits.MaxRequestHeadersTotalSize = limits.MaxRequestHeadersTotalSize;
+                kestrel.Limits.MaxRequestHeaderCount = limits.MaxRequestHeaderCount;
             });
         builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
         builder.Services.AddApiDocument(serviceName);

@@ -11,6 +11,8 @@ public sealed class ProgramTests(SystemFixture system)
 {
     [Theory]
     [InlineData("DroneDelivery.Gateway", "Backends__Delivery__Timeout", "forever", "Backends:Delivery:Timeout")]
+    [InlineData("DroneDelivery.Gateway", "Authentication__Audience", "", "Setting 'Authentication:Audience' = '' is invalid")]
+    [InlineData("DroneDelivery.Ingestion", "Hosting__MaxRequestHeadersTotalSize", "100", "Setting 'Hosting:MaxRequestHeadersTotalSize' = '100' is invalid")]
     [InlineData("DroneDelivery.Ingestion", "Batching__MaxBatchSize", "0", "Setting 'Batching:MaxBatchSize' = '0' is invalid")]
     [InlineData("DroneDelivery.Workflow", "Processor__PrefetchCount", "-5", "Setting 'Processor:PrefetchCount' = '-5' is invalid")]
     [InlineData("DroneDelivery.Delivery", "Redis__DeliveryTtl", "-1.00:00:00", "Setting 'Redis:DeliveryTtl'")]

@@ -81,7 +81,10 @@ public sealed class ServiceApp : IAsyncDisposable
     /// <summary>A client of the service; for a public service it carries an application token with every role (it acts for every owner).</summary>
     public HttpClient Client { get; }
 
-    /// <summary>The development issuer a public service trusts, on the service's clock; null for internal services.</summary>
+    /// <summary>
+    /// The development issuer a public service trusts (unless a test configured its own <c>Authentication:Mode</c>),
+    /// on the service's clock; null for internal services.
+    /// </summary>
     public DevelopmentIssuer? Issuer { get; }
 
     /// <summary>A client whose requests carry <paramref name="caller"/>'s token, or no token when null.</summary>
@@ -116,7 +119,7 @@ public sealed class ServiceApp : IAsyncDisposable
     {
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Production" });
         builder.WebHost.UseUrls("http://127.0.0.1:0");
-        if (service.IsPublic)
+        if (service.IsPublic && !settings.ContainsKey("Authentication:Mode"))
         {
             builder.Configuration.AddInMemoryCollection(TestAccess.Settings);
         }
@@ -162,7 +165,7 @@ public sealed class ServiceApp : IAsyncDisposable
             web.UseEnvironment("Production");
             web.ConfigureAppConfiguration((_, configuration) =>
             {
-                if (service.IsPublic)
+                if (service.IsPublic && !settings.ContainsKey("Authentication:Mode"))
                 {
                     configuration.AddInMemoryCollection(TestAccess.Settings);
                 }
