@@ -70,6 +70,9 @@ public sealed class DevelopmentIssuer
 
     public string Audience { get; }
 
+    /// <summary>The clock tokens are minted on.</summary>
+    public TimeProvider Time => _time;
+
     /// <summary>An issuer with a new random key.</summary>
     public static DevelopmentIssuer Generate(string issuer = DefaultIssuer, string audience = DefaultAudience, TimeProvider? time = null) =>
         new(RandomNumberGenerator.GetBytes(KeyBytes), issuer, audience, time);

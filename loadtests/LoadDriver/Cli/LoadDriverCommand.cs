@@ -67,6 +67,7 @@ internal static class LoadDriverCommand
                 FirstMonth = first,
                 LastMonth = last,
                 Seed = parse.GetValue(common.Seed),
+                Tokens = common.Tokens(parse),
             }));
         });
         return command;
@@ -114,6 +115,7 @@ internal static class LoadDriverCommand
                 Owners = common.Owners(parse),
                 Seed = parse.GetValue(common.Seed),
                 Completion = completion,
+                Tokens = common.Tokens(parse),
             };
             return new DeliveryRequestsScenario(parse.GetValue(runId) is { } id ? options with { RunId = id } : options);
         }));
@@ -264,13 +266,27 @@ internal static class LoadDriverCommand
 
         public Option<string?> Output { get; } = new("--out") { Description = "Directory for result.json and the CSV files; default artifacts/load-driver/<scenario>-<time>." };
 
+        public Option<FileInfo?> SigningKeyFile { get; } = new("--signing-key-file")
+        {
+            Description = "Development issuer: a file holding its base64 signing key (kind: the release's <release>-development-issuer Secret); each seeded owner's requests carry a token minted for that owner.",
+        };
+
+        public Option<string> Issuer { get; } = new("--issuer") { Description = "Development issuer: the tokens' iss.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultIssuer };
+
+        public Option<string> Audience { get; } = new("--audience") { Description = "Development issuer: the tokens' aud.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultAudience };
+
+        public Option<string?> Token { get; } = new("--token")
+        {
+            Description = "One bearer token for every request, e.g. an Entra ID application token with the roles that act for every owner. Default: no token unless --signing-key-file.",
+        };
+
         public Option<ProgressMode> Progress { get; } = new("--progress") { Description = "auto (live in a terminal, lines otherwise), live, plain or none.", DefaultValueFactory = _ => ProgressMode.Auto };
 
         public Option<TimeSpan> ProgressEvery { get; } = DurationOption("--progress-every", "Interval of plain progress lines.", TimeSpan.FromSeconds(5));
 
         public void AddTo(Command command)
         {
-            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, Output, Progress, ProgressEvery })
+            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, SigningKeyFile, Issuer, Audience, Token, Output, Progress, ProgressEvery })
             {
                 command.Options.Add(option);
             }
@@ -286,10 +302,48 @@ internal static class LoadDriverCommand
                 {
                     result.AddError("--think applies to the closed model (--step) only.");
                 }
+
+                if (result.GetResult(SigningKeyFile) is not null && result.GetResult(Token) is not null)
+                {
+                    result.AddError("Give either --signing-key-file (a token per owner) or --token (one token), not both.");
+                }
             });
         }
 
         public SeededOwners Owners(ParseResult parse) => new(parse.GetRequiredValue(OwnerFormat), parse.GetValue(OwnerCount));
+
+        /// <summary>The requests' tokens; an unreadable or invalid key file is an invalid plan (<see cref="ArgumentException"/>).</summary>
+        public AccessTokens Tokens(ParseResult parse)
+        {
+            if (parse.GetValue(Token) is { } token)
+            {
+                return AccessTokens.Fixed(token);
+            }
+
+            if (parse.GetValue(SigningKeyFile) is not { } file)
+            {
+                return AccessTokens.None;
+            }
+
+            string key;
+            try
+            {
+                key = File.ReadAllText(file.FullName);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                throw new ArgumentException($"--signing-key-file: cannot read '{file.FullName}': {e.Message}");
+            }
+
+            try
+            {
+                return AccessTokens.Minted(DroneDelivery.Access.DevelopmentIssuer.FromKey(key, parse.GetRequiredValue(Issuer), parse.GetRequiredValue(Audience)));
+            }
+            catch (ArgumentException e)
+            {
+                throw new ArgumentException($"--signing-key-file '{file.FullName}': {e.Message}");
+            }
+        }
 
         public LoadTestPlan Plan(ParseResult parse, LoadScenario scenario)
         {
