@@ -1,4 +1,5 @@
 using System.Globalization;
+using DroneDelivery.Access;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LocalSystem;
@@ -72,6 +73,14 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     public PrometheusServer? Prometheus { get; private set; }
 
+    /// <summary>
+    /// The development issuer the public services trust: a key generated when the system first takes a
+    /// step's values (issuer and audience from <c>auth.*</c>), kept for the whole run so tokens stay valid.
+    /// </summary>
+    public DevelopmentIssuer Issuer => _issuer ?? throw new InvalidOperationException("The system has not taken a step's values yet.");
+
+    private DevelopmentIssuer? _issuer;
+
     public IReadOnlyDictionary<ServiceKind, ReplicaSet> Services => _services;
 
     public Uri Address(ServiceKind service) => _services[service].Balancer.Address;
@@ -131,6 +140,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
     {
         var restart = new HashSet<ServiceKind>();
+        _issuer ??= IssuerFor(step);
 
         var queues = Queues(step);
         if (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues))
@@ -299,6 +309,20 @@ internal sealed class LocalDeployment : IAsyncDisposable
             environment["ServiceBus__ConnectionString"] = ServiceBus!.ConnectionString;
         }
 
+        if (service == ServiceKind.Gateway || service == ServiceKind.Ingestion)
+        {
+            // As the chart renders auth.mode developmentIssuer for its public services.
+            foreach (var (key, value) in AuthenticationEnvironment(Issuer, step))
+            {
+                environment[key] = value;
+            }
+        }
+
+        if (service == ServiceKind.Ingestion)
+        {
+            Backends(ServiceKind.Delivery); // who owns a delivery that is cancelled or rescheduled
+        }
+
         if (service == ServiceKind.Workflow)
         {
             // As the chart does: the workflow makes the queue's last delivery final, so it must know the queue's count.
@@ -317,6 +341,26 @@ internal sealed class LocalDeployment : IAsyncDisposable
         {
             environment["Cosmos__ConnectionString"] = Cosmos.ConnectionString;
             environment["Cosmos__DatabaseId"] = _options.CosmosDatabaseId;
+        }
+
+        return environment;
+    }
+
+    /// <summary>A development issuer with a new key and the step's <c>auth.developmentIssuer.issuer</c> and <c>auth.audience</c>.</summary>
+    internal static DevelopmentIssuer IssuerFor(Step step) => DevelopmentIssuer.Generate(
+        step.Setting("auth.developmentIssuer.issuer") ?? DevelopmentIssuer.DefaultIssuer,
+        step.Setting("auth.audience") ?? DevelopmentIssuer.DefaultAudience);
+
+    /// <summary>The Authentication settings of a public service, named and valued as the chart renders them for auth.mode developmentIssuer.</summary>
+    internal static Dictionary<string, string> AuthenticationEnvironment(DevelopmentIssuer issuer, Step step)
+    {
+        var environment = new Dictionary<string, string>(issuer.ServiceEnvironment(), StringComparer.Ordinal);
+        foreach (var (key, value) in new[] { ("Authentication__OwnerClaim", "auth.ownerClaim"), ("Authentication__ClockSkew", "auth.clockSkew") })
+        {
+            if (step.Setting(value) is { } setting)
+            {
+                environment[key] = setting;
+            }
         }
 
         return environment;

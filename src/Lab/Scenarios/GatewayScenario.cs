@@ -60,6 +60,7 @@ internal sealed class GatewayScenario : LabScenario
         FirstMonth = 1,
         LastMonth = 12,
         Seed = 7,
+        Tokens = AccessTokens.Minted(context.Deployment.Issuer), // each request as the owner whose invoice it asks for
     });
 
     /// <summary>The case study's step load: 1 → 40 users over the test (8 minutes, compressed in quick mode).</summary>
