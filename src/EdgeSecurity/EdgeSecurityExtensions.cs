@@ -172,6 +172,14 @@ public static partial class EdgeSecurityExtensions
         // Claims keep the token's names (sub, scp, roles, owner) instead of .NET's long URIs.
         jwt.MapInboundClaims = false;
         jwt.IncludeErrorDetails = true;
+        jwt.Events ??= new JwtBearerEvents();
+        jwt.Events.OnChallenge = context =>
+        {
+            // The description can quote the token (an issuer, an audience): a control character there
+            // would make the WWW-Authenticate header invalid and the 401 a 500.
+            context.ErrorDescription = HeaderSafe(context.ErrorDescription);
+            return Task.CompletedTask;
+        };
         jwt.TimeProvider = time;
         var parameters = jwt.TokenValidationParameters;
         parameters.ValidateIssuer = true;
@@ -205,6 +213,17 @@ public static partial class EdgeSecurityExtensions
                 break;
         }
     }
+
+    /// <summary>Printable ASCII only, without quotes or backslashes: safe inside a quoted header parameter.</summary>
+    internal static string? HeaderSafe(string? text) =>
+        text is null ? null : string.Create(text.Length, text, (span, source) =>
+        {
+            for (var i = 0; i < source.Length; i++)
+            {
+                var c = source[i];
+                span[i] = c is >= ' ' and <= '~' and not '"' and not '\\' ? c : '?';
+            }
+        });
 
     /// <summary>What an OpenID Connect issuer signs with; never a shared secret, never <c>none</c>.</summary>
     private static readonly string[] AsymmetricAlgorithms =
