@@ -119,9 +119,32 @@ public sealed record OpenLoad(double RateFrom, double RateTo, TimeSpan Ramp) : L
 
     public override TimeSpan Duration => Ramp + Hold;
 
+    /// <summary>
+    /// Requests per second each simulated user asks for; default none (no users: requests go out as the
+    /// schedule says, up to <see cref="HttpSettings.MaxInFlight"/>). When set, the arrivals come from
+    /// ⌈rate ÷ RatePerUser⌉ users (<see cref="UsersAt"/>), each with at most one request outstanding, as
+    /// the case studies' users had: an arrival that falls due while every user still waits for an answer
+    /// is missed — not sent, counted in <c>unsent</c> — rather than queued. The schedule does not slow
+    /// down when the system does; a step whose latency keeps its users busy serves less than it is asked
+    /// for, and the difference shows as unsent arrivals.
+    /// </summary>
+    public double? RatePerUser { get; init; }
+
     /// <summary>A constant arrival rate for a duration.</summary>
     public static OpenLoad Constant(double requestsPerSecond, TimeSpan duration) =>
         new(requestsPerSecond, requestsPerSecond, TimeSpan.Zero) { Hold = duration };
+
+    /// <summary>
+    /// A step load of <paramref name="usersFrom"/> → <paramref name="usersTo"/> users over
+    /// <paramref name="ramp"/>, each asking <paramref name="ratePerUser"/> requests per second on a
+    /// schedule: the arrival rate goes from usersFrom × ratePerUser to usersTo × ratePerUser.
+    /// </summary>
+    public static OpenLoad Users(int usersFrom, int usersTo, double ratePerUser, TimeSpan ramp) =>
+        new(usersFrom * ratePerUser, usersTo * ratePerUser, ramp) { RatePerUser = ratePerUser };
+
+    /// <summary>Users asking at <paramref name="elapsed"/> (the most requests in flight then); null without <see cref="RatePerUser"/>.</summary>
+    public int? UsersAt(TimeSpan elapsed) =>
+        RatePerUser is { } perUser ? Math.Max(1, (int)Math.Ceiling((RateAt(elapsed) / perUser) - 1e-9)) : null;
 
     /// <summary>The arrival rate <paramref name="elapsed"/> after the start, in requests per second.</summary>
     public double RateAt(TimeSpan elapsed)
@@ -191,6 +214,11 @@ public sealed record OpenLoad(double RateFrom, double RateTo, TimeSpan Ramp) : L
         if (Math.Max(RateFrom, RateTo) <= 0)
         {
             throw new ArgumentException("At least one of the rates must be above 0.");
+        }
+
+        if (RatePerUser is { } perUser && (!double.IsFinite(perUser) || perUser <= 0 || perUser > MaxRate))
+        {
+            throw new ArgumentException($"The rate per user must be above 0 and at most {MaxRate} requests per second (got {perUser}).");
         }
 
         ValidateDurations(Ramp, Hold);

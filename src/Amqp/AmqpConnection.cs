@@ -580,6 +580,12 @@ public sealed class AmqpConnection : IAsyncDisposable
         }
 
         var channel = BinaryPrimitives.ReadUInt16BigEndian(frame[6..]);
+        if (channel > Options.ChannelMax)
+        {
+            // Spec 2.7.1: a channel number beyond the channel-max this side announced is a framing error.
+            throw new AmqpException(ErrorCondition.FramingError, $"Channel {channel} exceeds the channel-max of {Options.ChannelMax}.");
+        }
+
         var body = frame[(doff * 4)..];
         if (body.IsEmpty)
         {

@@ -42,7 +42,16 @@ public sealed record AmqpConnectionOptions
     public TimeSpan OperationTimeout { get; init; } = TimeSpan.FromSeconds(60);
 
     /// <summary>
-    /// The clock that times heartbeats, the idle time-out and receive waits (<see cref="ReceiverLink.ReceiveAsync"/>).
+    /// How long a link this side refused keeps its handle for the peer's answering detach (timed on
+    /// <see cref="TimeProvider"/>). A peer that never answers would otherwise hold the handle for the life of
+    /// its session; once this has passed the handle is free, and a detach that still comes ends that session
+    /// only (unattached-handle). Default 1 min.
+    /// </summary>
+    public TimeSpan RefusedLinkTimeout { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>
+    /// The clock that times heartbeats, the idle time-out, receive waits (<see cref="ReceiverLink.ReceiveAsync"/>) and
+    /// how long a refused link keeps its handle (<see cref="RefusedLinkTimeout"/>).
     /// Production uses <see cref="TimeProvider.System"/>; tests and hosts may pass their own (a fake clock they move).
     /// <see cref="OperationTimeout"/> and the grace periods of close, end and detach only bound waits for an
     /// unresponsive peer and stay on the system clock, so a fake clock that is never moved cannot hang them.

@@ -12,6 +12,7 @@ public abstract class AmqpLink
     private bool _detachSent;
     private bool _refused;
     private Error? _rejection;
+    private ITimer? _refusalTimer;
     private int _closedRaised;
 
     private protected AmqpLink(AmqpSession session, string name, LinkRole role, uint localHandle)
@@ -74,6 +75,11 @@ public abstract class AmqpLink
         var remote = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be accepted.");
         lock (Sync)
         {
+            if (_attachSent || IsClosed)
+            {
+                return; // answered already, or the peer gave up on the link before it was answered
+            }
+
             SendAttach(new LinkOptions
             {
                 Name = Name,
@@ -87,33 +93,49 @@ public abstract class AmqpLink
         }
 
         _attached.TrySetResult();
-        OnAccepted();
     }
 
     /// <summary>
     /// Refuses a link the peer attached: an attach with no terminus, then a detach carrying
     /// <paramref name="error"/>. The link ends when the peer answers with its own detach: until
     /// then its handle stays known, so that answer is not an unknown handle, which would end
-    /// the session and with it every other link of the connection.
+    /// the session and with it every other link of the session. A peer that never answers gets
+    /// <see cref="AmqpConnectionOptions.RefusedLinkTimeout"/> before the handle is freed.
     /// </summary>
     public void Reject(Error error)
     {
-        var remote = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be rejected.");
+        _ = RemoteAttach ?? throw new InvalidOperationException("Only a link the peer attached can be rejected.");
         lock (Sync)
         {
-            if (!_attachSent)
+            if (_detachSent || IsClosed)
             {
-                SendAttach(new LinkOptions
-                {
-                    Name = Name,
-                    Source = Role == LinkRole.Sender ? null : remote.Source,
-                    Target = Role == LinkRole.Receiver ? null : remote.Target,
-                });
+                return;
             }
 
+            SendRefusalAttach();
             _rejection = error;
             SendDetach(error);
+            var options = Session.Connection.Options;
+            _refusalTimer = options.TimeProvider.CreateTimer(
+                static state => ((AmqpLink)state!).Finish(((AmqpLink)state!)._rejection), this, options.RefusedLinkTimeout, Timeout.InfiniteTimeSpan);
         }
+    }
+
+    /// <summary>The attach that answers a link this side does not take: the peer's terminus on its side only.</summary>
+    private void SendRefusalAttach()
+    {
+        if (_attachSent)
+        {
+            return;
+        }
+
+        var remote = RemoteAttach!;
+        SendAttach(new LinkOptions
+        {
+            Name = Name,
+            Source = Role == LinkRole.Sender ? null : remote.Source,
+            Target = Role == LinkRole.Receiver ? null : remote.Target,
+        });
     }
 
     /// <summary>Detaches (closes) the link and waits briefly for the peer's detach.</summary>
@@ -205,7 +227,6 @@ public abstract class AmqpLink
         if (!_refused)
         {
             _attached.TrySetResult();
-            OnAccepted();
         }
     }
 
@@ -215,6 +236,13 @@ public abstract class AmqpLink
         {
             if (!_detachSent)
             {
+                // A peer may give up on a link before this side answered its attach (an accept-next-session
+                // still waiting, say): the attach still goes first, as the handshake requires.
+                if (RemoteAttach is not null && !_attachSent)
+                {
+                    SendRefusalAttach();
+                }
+
                 SendDetach(null);
             }
         }
@@ -242,6 +270,7 @@ public abstract class AmqpLink
         {
             IsClosed = true;
             Error = error;
+            _refusalTimer?.Dispose();
         }
 
         Session.RemoveLink(this);
@@ -261,10 +290,6 @@ public abstract class AmqpLink
     }
 
     private protected virtual void OnRemoteAttachCore(Attach attach)
-    {
-    }
-
-    private protected virtual void OnAccepted()
     {
     }
 
@@ -544,7 +569,6 @@ public sealed class ReceiverLink : AmqpLink
     private Transfer? _partialFirst;
     private uint _deliveryCount;
     private uint _credit;
-    private uint _toRestore;
     private bool _drain;
     private TaskCompletionSource? _drainCompleted;
     private AmqpException? _closedException;
@@ -557,20 +581,9 @@ public sealed class ReceiverLink : AmqpLink
     /// <summary>When set, deliveries go to this callback (on the reader) instead of the receive buffer.</summary>
     public Action<ReceiverLink, IncomingDelivery>? OnMessage { get; set; }
 
-    /// <summary>
-    /// Keeps credit + buffered deliveries at this many, topping up credit as the application takes deliveries
-    /// (prefetch). Zero means credit is only what the caller issues.
-    /// </summary>
-    public uint AutoCredit { get; set; }
-
     public uint Credit
     {
         get { lock (Sync) { return _credit; } }
-    }
-
-    public int BufferedCount
-    {
-        get { lock (Sync) { return _buffer.Count; } }
     }
 
     internal override uint? FlowDeliveryCount => _deliveryCount;
@@ -629,7 +642,6 @@ public sealed class ReceiverLink : AmqpLink
         {
             if (_buffer.TryDequeue(out var ready))
             {
-                TopUpCredit();
                 return ready;
             }
 
@@ -661,7 +673,6 @@ public sealed class ReceiverLink : AmqpLink
         {
             if (_buffer.TryDequeue(out delivery!))
             {
-                TopUpCredit();
                 return true;
             }
 
@@ -680,11 +691,6 @@ public sealed class ReceiverLink : AmqpLink
             ThrowIfClosed();
             if (delivery.Settled || delivery.RemoteSettled || ReceiverSettleMode == ReceiverSettleMode.First)
             {
-                if (!delivery.Settled && AutoCredit > 0 && !delivery.RemoteSettled)
-                {
-                    RestoreCredit();
-                }
-
                 delivery.Settled = true;
                 Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
                 return Task.FromResult<DeliveryState?>(state);
@@ -708,55 +714,8 @@ public sealed class ReceiverLink : AmqpLink
                 return;
             }
 
-            if (AutoCredit > 0 && !delivery.RemoteSettled)
-            {
-                RestoreCredit();
-            }
-
             delivery.Settled = true;
             Session.SendDisposition(LinkRole.Receiver, delivery.DeliveryId, settled: true, state);
-        }
-    }
-
-    /// <summary>Pre-settled deliveries give their credit back when the application takes them.</summary>
-    private void TopUpCredit()
-    {
-        if (AutoCredit > 0 && (SenderSettleMode == SenderSettleMode.Settled))
-        {
-            RestoreCredit();
-        }
-    }
-
-    /// <summary>
-    /// With <see cref="AutoCredit"/>, one unit of credit comes back per delivery settled by this side (or taken, when
-    /// pre-settled), and flows are batched: unsettled prefetched deliveries keep holding their credit.
-    /// </summary>
-    private void RestoreCredit()
-    {
-        if (IsClosed || DetachSent)
-        {
-            return;
-        }
-
-        _toRestore++;
-        var threshold = Math.Max(1u, AutoCredit / 10);
-        if (_toRestore >= threshold || _credit == 0)
-        {
-            _credit = (uint)Math.Min((long)AutoCredit, (long)_credit + _toRestore);
-            _toRestore = 0;
-            Session.SendFlow(this);
-        }
-    }
-
-    private protected override void OnAccepted()
-    {
-        if (AutoCredit > 0)
-        {
-            lock (Sync)
-            {
-                _credit = AutoCredit;
-                Session.SendFlow(this);
-            }
         }
     }
 
@@ -785,7 +744,9 @@ public sealed class ReceiverLink : AmqpLink
             {
                 if (transfer.DeliveryId is null || transfer.DeliveryTag is null)
                 {
-                    throw new AmqpException(ErrorCondition.InvalidField, "The first transfer of a delivery needs a delivery-id and a delivery-tag.");
+                    // A link error: this link is detached with it, its session and connection carry on.
+                    _ = CloseAsync(new Error { Condition = ErrorCondition.InvalidField, Description = "The first transfer of a delivery needs a delivery-id and a delivery-tag." });
+                    return;
                 }
 
                 _deliveryCount = unchecked(_deliveryCount + 1);
@@ -848,7 +809,6 @@ public sealed class ReceiverLink : AmqpLink
                 {
                     if (waiter.TrySetResult(complete))
                     {
-                        TopUpCredit();
                         return;
                     }
                 }
@@ -909,11 +869,6 @@ public sealed class ReceiverLink : AmqpLink
         delivery.RemoteSettled = true;
         lock (Sync)
         {
-            if (!delivery.Settled && AutoCredit > 0)
-            {
-                RestoreCredit();
-            }
-
             delivery.Settled = true;
             _awaitingOutcome.Remove(delivery);
         }
@@ -950,16 +905,5 @@ public sealed class ReceiverLink : AmqpLink
         }
 
         drain?.TrySetException(exception);
-    }
-
-    /// <summary>Deliveries received but not yet taken by the application (released when the link closes).</summary>
-    public IReadOnlyList<IncomingDelivery> TakeBuffered()
-    {
-        lock (Sync)
-        {
-            var all = _buffer.ToArray();
-            _buffer.Clear();
-            return all;
-        }
     }
 }

@@ -26,6 +26,10 @@ public sealed class AmqpSession
     private bool _endSent;
     private bool _ended2;
 
+    // Set when this side ended the session with an error: until the peer's end arrives, the channel stays
+    // taken and everything else the peer sends on it is discarded (spec 2.5.5, the DISCARDING state).
+    private bool _discarding;
+
     internal AmqpSession(AmqpConnection connection, ushort localChannel)
     {
         Connection = connection;
@@ -141,16 +145,54 @@ public sealed class AmqpSession
 
     internal void OnFrame(Performative performative, ReadOnlySpan<byte> payload)
     {
-        switch (performative)
+        if (Volatile.Read(ref _discarding))
         {
-            case Transfer transfer: OnTransfer(transfer, payload); break;
-            case Disposition disposition: OnDisposition(disposition); break;
-            case Flow flow: OnFlow(flow); break;
-            case Attach attach: OnAttach(attach); break;
-            case Detach detach: OnDetach(detach); break;
-            case End end: OnEnd(end); break;
-            default: throw new AmqpException(ErrorCondition.IllegalState, $"Unexpected {performative.GetType().Name.ToLowerInvariant()} on a session.");
+            if (performative is End)
+            {
+                Connection.RemoveSession(this); // the peer's answer: the channel is free again
+            }
+
+            return;
         }
+
+        try
+        {
+            switch (performative)
+            {
+                case Transfer transfer: OnTransfer(transfer, payload); break;
+                case Disposition disposition: OnDisposition(disposition); break;
+                case Flow flow: OnFlow(flow); break;
+                case Attach attach: OnAttach(attach); break;
+                case Detach detach: OnDetach(detach); break;
+                case End end: OnEnd(end); break;
+                default: throw new AmqpException(ErrorCondition.IllegalState, $"Unexpected {performative.GetType().Name.ToLowerInvariant()} on a session.");
+            }
+        }
+        catch (AmqpSessionException e)
+        {
+            Fail(e.Error);
+        }
+    }
+
+    /// <summary>
+    /// Ends the session at once with a session error (spec 2.8.17): an end carrying it goes to the peer, the links
+    /// of this session end with it, and the connection and its other sessions carry on.
+    /// </summary>
+    internal void Fail(Error error)
+    {
+        lock (Sync)
+        {
+            if (_ended2 || _endSent)
+            {
+                return;
+            }
+
+            _endSent = true;
+            _discarding = true;
+            Connection.WriteFrame(LocalChannel, new End { Error = error });
+        }
+
+        Terminate(error, releaseChannel: false);
     }
 
     internal void OnConnectionClosed(Error? error) => Terminate(error ?? new Error { Condition = ErrorCondition.ConnectionForced, Description = "The connection closed." });
@@ -183,7 +225,7 @@ public sealed class AmqpSession
         {
             if (_remoteHandles.ContainsKey(attach.Handle))
             {
-                throw new AmqpException(ErrorCondition.HandleInUse, $"Handle {attach.Handle} is already attached.");
+                throw new AmqpSessionException(ErrorCondition.HandleInUse, $"Handle {attach.Handle} is already attached.");
             }
 
             var ourRole = attach.Role == LinkRole.Sender ? LinkRole.Receiver : LinkRole.Sender;
@@ -230,7 +272,7 @@ public sealed class AmqpSession
 
         if (link is null)
         {
-            throw new AmqpException(ErrorCondition.UnattachedHandle, $"Detach for handle {detach.Handle}, which is not attached.");
+            throw new AmqpSessionException(ErrorCondition.UnattachedHandle, $"Detach for handle {detach.Handle}, which is not attached.");
         }
 
         link.OnRemoteDetach(detach);
@@ -349,7 +391,7 @@ public sealed class AmqpSession
         {
             if (_incomingWindow == 0)
             {
-                throw new AmqpException(ErrorCondition.WindowViolation, "Transfer beyond the session's incoming window.");
+                throw new AmqpSessionException(ErrorCondition.WindowViolation, "Transfer beyond the session's incoming window.");
             }
 
             _incomingWindow--;
@@ -365,7 +407,7 @@ public sealed class AmqpSession
 
         if (link is not ReceiverLink receiver)
         {
-            throw new AmqpException(ErrorCondition.UnattachedHandle, $"Transfer on handle {transfer.Handle}, which is not an attached receiving link.");
+            throw new AmqpSessionException(ErrorCondition.UnattachedHandle, $"Transfer on handle {transfer.Handle}, which is not an attached receiving link.");
         }
 
         receiver.OnTransfer(transfer, payload);
@@ -504,7 +546,7 @@ public sealed class AmqpSession
 
             if (flow.Handle is { } handle && !_remoteHandles.TryGetValue(handle, out link))
             {
-                throw new AmqpException(ErrorCondition.UnattachedHandle, $"Flow for handle {handle}, which is not attached.");
+                throw new AmqpSessionException(ErrorCondition.UnattachedHandle, $"Flow for handle {handle}, which is not attached.");
             }
 
             PumpBlocked();
@@ -533,7 +575,7 @@ public sealed class AmqpSession
         Terminate(end.Error);
     }
 
-    private void Terminate(Error? error)
+    private void Terminate(Error? error, bool releaseChannel = true)
     {
         AmqpLink[] links;
         lock (Sync)
@@ -554,7 +596,11 @@ public sealed class AmqpSession
             _blocked.Clear();
         }
 
-        Connection.RemoveSession(this);
+        if (releaseChannel)
+        {
+            Connection.RemoveSession(this);
+        }
+
         _begun.TrySetException(new AmqpException(error ?? new Error { Condition = ErrorCondition.IllegalState, Description = "The session ended." }));
         foreach (var link in links)
         {

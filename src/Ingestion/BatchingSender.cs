@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Threading.Channels;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts.Messaging;
-using DroneDelivery.ServiceBus;
 using Microsoft.Extensions.Options;
 
 namespace DroneDelivery.Ingestion;
@@ -236,6 +236,7 @@ public sealed partial class BatchingSender : BackgroundService
         try
         {
             await _sender.SendMessagesAsync(batch).ConfigureAwait(false);
+            ServiceBusClientTelemetry.RecordSent(_sender.EntityPath, inBatch.Count);
             foreach (var pending in inBatch)
             {
                 pending.Sent.TrySetResult();

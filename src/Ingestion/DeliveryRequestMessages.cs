@@ -1,6 +1,7 @@
 using System.Diagnostics;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
-using DroneDelivery.ServiceBus;
+using DroneDelivery.Contracts.Messaging;
 
 namespace DroneDelivery.Ingestion;
 
@@ -35,11 +36,12 @@ internal static class DeliveryRequestMessages
         message.ApplicationProperties[DeliveryMessages.OperationProperty] = operation;
         message.ApplicationProperties[DeliveryMessages.DeliveryIdProperty] = deliveryId;
 
-        // The request's trace context, set now: the batch is sent later, from another context.
+        // The request's trace context, set now: the batch is sent later, from another context. The SDK leaves a
+        // Diagnostic-Id it finds in place, and its processor continues the trace from it.
         if (Activity.Current is { } activity)
         {
-            message.ApplicationProperties[ServiceBusTelemetry.DiagnosticIdProperty] = activity.Id!;
-            message.ApplicationProperties[ServiceBusTelemetry.TraceParentProperty] = activity.Id!;
+            message.ApplicationProperties[ServiceBusClientTelemetry.DiagnosticIdProperty] = activity.Id!;
+            message.ApplicationProperties[ServiceBusClientTelemetry.TraceParentProperty] = activity.Id!;
         }
 
         return message;

@@ -1,18 +1,24 @@
 using System.CommandLine;
 using System.Globalization;
 using DroneDelivery.Lab;
+using DroneDelivery.Lab.Measurement;
 using DroneDelivery.Lab.Reporting;
 using DroneDelivery.Lab.Scenarios;
 using DroneDelivery.LocalSystem;
 
 // dotnet run --project src/Lab -- run A B --quick      replay both case studies (the README's main command)
 // dotnet run --project src/Lab -- run A --full --steps A1,A3
+// dotnet run --project src/Lab -- run B --steps B4 --set workflow.settings.Processor.PrefetchCount=0    B4 and a what-if of it
+// dotnet run --project src/Lab -- compare artifacts/lab/<run 1> artifacts/lab/<run 2>
 // dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20
 // dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
+// dotnet run --project src/Lab -- calibration [no-latency] > my.json; … run A --calibration my.json
 var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());
 root.Subcommands.Add(LabCommands.Capacity());
+root.Subcommands.Add(LabCommands.Calibration());
+root.Subcommands.Add(LabCommands.Compare());
 // Ctrl-C cancels the run; the lab then stops every process it started, which takes longer than
 // System.CommandLine's default 2-second grace before it ends the process regardless.
 return await root.Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(2) }).ConfigureAwait(false);
@@ -31,7 +37,10 @@ namespace DroneDelivery.Lab
             var output = OutputOption();
             var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
             var prometheus = PrometheusOption();
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus };
+            var calibration = CalibrationOption();
+            var values = new WhatIfOptions();
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, calibration };
+            values.AddTo(command);
             command.SetAction(async (parse, cancellationToken) =>
             {
                 if (parse.GetValue(quick) && parse.GetValue(full))
@@ -56,16 +65,30 @@ namespace DroneDelivery.Lab
                     return 2;
                 }
 
+                if (!TryCalibration(parse.GetValue(calibration), LabCalibration.DefaultProfile, out var calibrated))
+                {
+                    return 2;
+                }
+
+                var whatIf = values.Read(parse);
                 var options = new LabRunOptions
                 {
+                    WhatIf = whatIf,
                     Scenarios = [.. chosen.Select(s => s.ToUpperInvariant())],
                     Steps = parse.GetValue(steps)?.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) ?? [],
                     Mode = parse.GetValue(full) ? LabMode.Full : LabMode.Quick,
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
                     ReplicaDivisor = parse.GetValue(divisor),
                     PrometheusPort = parse.GetValue(prometheus),
+                    Calibration = calibrated,
                     Log = Log,
                 };
+                if (WhatIfOptions.Problem(options) is { } problem)
+                {
+                    Console.Error.WriteLine(problem);
+                    return 2;
+                }
+
                 return await RunAsync(options, cancellationToken).ConfigureAwait(false);
             });
             return command;
@@ -74,6 +97,53 @@ namespace DroneDelivery.Lab
         public static Command Soak() => SoakRunner.Command(OutputOption(), DefaultOutput, Log);
 
         public static Command Capacity() => CapacityRunner.Command(OutputOption(), DefaultOutput, Log);
+
+        public static Command Compare() => ComparisonReport.Command(OutputOption(), () => DefaultOutput() + "-compare");
+
+        /// <summary><c>calibration [profile|file]</c>: prints a calibration as JSON, the shape <c>--calibration</c> reads.</summary>
+        public static Command Calibration()
+        {
+            var source = new Argument<string>("profile-or-file")
+            {
+                Description = $"A built-in profile ({string.Join(", ", LabCalibration.Profiles.Keys)}) or a calibration file to check.",
+                DefaultValueFactory = _ => LabCalibration.DefaultProfile,
+            };
+            var command = new Command("calibration", "Print a calibration as JSON: edit it and pass it to run, soak or capacity with --calibration FILE.") { source };
+            command.SetAction(parse =>
+            {
+                if (!TryCalibration(parse.GetValue(source), LabCalibration.DefaultProfile, out var calibration))
+                {
+                    return 2;
+                }
+
+                Console.WriteLine(CalibrationFile.ToJson(calibration));
+                return 0;
+            });
+            return command;
+        }
+
+        /// <summary><c>--calibration</c>: a calibration file or a built-in profile.</summary>
+        internal static Option<string?> CalibrationOption() =>
+            new("--calibration")
+            {
+                Description = $"Calibration: a JSON file (as the calibration command prints) or a built-in profile ({string.Join(", ", LabCalibration.Profiles.Keys)}).",
+            };
+
+        /// <summary>Loads <paramref name="value"/> (or the <paramref name="fallback"/> profile when absent); prints why not and returns false when it cannot.</summary>
+        internal static bool TryCalibration(string? value, string fallback, out LabCalibration calibration)
+        {
+            try
+            {
+                calibration = CalibrationFile.Load(value ?? fallback);
+                return true;
+            }
+            catch (CalibrationException e)
+            {
+                Console.Error.WriteLine(e.Message);
+                calibration = LabCalibration.Profiles[LabCalibration.DefaultProfile];
+                return false;
+            }
+        }
 
         /// <summary>
         /// Runs a command's work and maps how it ended to the exit code: its own on success, 130 when
@@ -100,7 +170,7 @@ namespace DroneDelivery.Lab
 
         internal static Task<int> RunAsync(LabRunOptions options, CancellationToken cancellationToken) => ExitCodeAsync("lab", async () =>
         {
-            Log($"report: {options.OutputDirectory}");
+            Log($"report: {options.OutputDirectory} (calibration: {options.Calibration.Name})");
             var outcomes = await LabRunner.RunAsync(options, cancellationToken).ConfigureAwait(false);
             var index = await ReportWriter.WriteAsync(outcomes, options, cancellationToken).ConfigureAwait(false);
             Console.WriteLine();
@@ -113,6 +183,28 @@ namespace DroneDelivery.Lab
             foreach (var disturbed in LabRunner.DisturbedSteps(outcomes))
             {
                 Console.WriteLine("  note  " + LabRunner.DisturbanceNote(disturbed));
+            }
+
+            foreach (var prediction in outcomes.SelectMany(o => o.Predictions))
+            {
+                Console.WriteLine();
+                Console.WriteLine("  " + prediction.Summary);
+                foreach (var limit in prediction.Limits.OrderBy(l => l.Rate))
+                {
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    {limit.Name,-28} {limit.Rate,8:0.0} completions/s  ({limit.How})"));
+                }
+
+                foreach (var input in prediction.Inputs)
+                {
+                    Console.WriteLine($"    {input.Name}: {input.Value}");
+                }
+            }
+
+            foreach (var (whatIf, baseline) in WhatIfReport.Pairs(outcomes))
+            {
+                Console.WriteLine();
+                Console.WriteLine($"{whatIf.Step.Label} ({whatIf.Step.WhatIf!.Arguments}) vs {baseline.Step.Label}:");
+                Console.Write(Comparison.ConsoleTable(Comparison.Rows(StepFigures.Of(baseline), StepFigures.Of(whatIf)), baseline.Step.Label, whatIf.Step.Label));
             }
 
             var failed = outcomes.SelectMany(o => o.Verdicts).Count(v => v.Required && !v.Passed);

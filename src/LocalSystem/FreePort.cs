@@ -6,6 +6,10 @@ namespace DroneDelivery.LocalSystem;
 /// <summary>Loopback TCP ports nobody is listening on.</summary>
 public static class FreePort
 {
+    // Ports handed out by this process: a port is released as soon as it is found free, so two
+    // calls in a row could otherwise pick the same one before either caller binds it.
+    private static readonly HashSet<int> HandedOut = [];
+
     /// <summary>
     /// Asks the kernel for an ephemeral port on 127.0.0.1 and releases it at once. Another process
     /// could take it before the caller binds it; callers that start a listener should retry on
@@ -13,9 +17,15 @@ public static class FreePort
     /// </summary>
     public static int Next()
     {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
+        while (true)
+        {
+            using var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            if (Reserve(((IPEndPoint)listener.LocalEndpoint).Port) is { } port)
+            {
+                return port;
+            }
+        }
     }
 
     /// <summary>
@@ -35,7 +45,10 @@ public static class FreePort
             {
                 using var listener = new TcpListener(IPAddress.Loopback, port);
                 listener.Start();
-                return port;
+                if (Reserve(port) is not null)
+                {
+                    return port;
+                }
             }
             catch (SocketException)
             {
@@ -44,6 +57,14 @@ public static class FreePort
         }
 
         throw new InvalidOperationException($"No free loopback port between 10000 and {lowest}.");
+    }
+
+    private static int? Reserve(int port)
+    {
+        lock (HandedOut)
+        {
+            return HandedOut.Add(port) ? port : null;
+        }
     }
 
     private static int EphemeralRangeStart()

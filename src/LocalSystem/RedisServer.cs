@@ -89,5 +89,8 @@ public sealed class RedisServer : IAsyncDisposable
         return new RedisServer(process, port);
     }
 
+    /// <summary>The redis-server process (for CPU and memory sampling).</summary>
+    public LocalProcess Process => _process;
+
     public ValueTask DisposeAsync() => _process.DisposeAsync();
 }

@@ -1,26 +1,26 @@
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts.Messaging;
-using DroneDelivery.ServiceBus;
 using Microsoft.Extensions.Options;
 
 namespace DroneDelivery.Workflow;
 
 /// <summary>
-/// Runs the <see cref="ServiceBusProcessor"/> over the delivery-request queue with the options of the
+/// Runs the SDK's <see cref="ServiceBusProcessor"/> over the delivery-request queue with the options of the
 /// <c>Processor</c> section — MaxConcurrentCalls, PrefetchCount, MaxAutoLockRenewalDuration — and
-/// AutoCompleteMessages off: <see cref="DeliveryWorkflow"/> settles every message itself. If the queue
-/// cannot be reached at start it keeps trying, backing off on the injected clock from 1 s to 30 s (and is
-/// not ready meanwhile). When the <see cref="WorkflowCircuitBreaker"/> opens it stops taking messages
-/// (running handlers finish; prefetched messages are released), waits CircuitBreaker:BreakDuration, then
-/// takes messages one at a time with a <see cref="Probe"/> processor (no prefetch) until the breaker
-/// closes, and resumes at MaxConcurrentCalls — or, if a probe fails, pauses again.
+/// AutoCompleteMessages off: <see cref="DeliveryWorkflow"/> settles every message itself. The processor opens its
+/// links in the background and keeps retrying when the queue cannot be reached (ServiceBus:Retry), reporting each
+/// failure here; meanwhile the readiness check, which peeks the queue, fails. When the
+/// <see cref="WorkflowCircuitBreaker"/> opens it stops taking messages (running handlers finish; prefetched
+/// messages are released), waits CircuitBreaker:BreakDuration, then takes messages one at a time with a
+/// <see cref="Probe"/> processor (no prefetch) until the breaker closes, and resumes at MaxConcurrentCalls — or, if
+/// a probe fails, pauses again.
 /// </summary>
 public sealed partial class DeliveryProcessor : BackgroundService
 {
-    private static readonly TimeSpan MaxStartDelay = TimeSpan.FromSeconds(30);
-
     private readonly ILogger<DeliveryProcessor> _logger;
     private readonly TimeProvider _time;
     private readonly TimeSpan _breakDuration;
+    private readonly ServiceBusReceiver _peeker;
 
     public DeliveryProcessor(
         ServiceBusClient client,
@@ -47,6 +47,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
         }));
         Probe.ProcessMessageAsync += workflow.HandleAsync;
         Probe.ProcessErrorAsync += OnErrorAsync;
+        _peeker = client.CreateReceiver(serviceBus.Value.QueueName);
     }
 
     /// <summary>The processor, with its effective options.</summary>
@@ -61,9 +62,6 @@ public sealed partial class DeliveryProcessor : BackgroundService
     /// <summary>True while the breaker keeps the processor from taking messages.</summary>
     public bool PausedByBreaker { get; private set; }
 
-    /// <summary>Why the last attempt to start failed, while not processing.</summary>
-    public string? StartError { get; private set; }
-
     /// <summary>The processor's options as configured: the knobs of steps B3–B5.</summary>
     public static ServiceBusProcessorOptions CreateOptions(ProcessorSettings settings) => new()
     {
@@ -74,15 +72,28 @@ public sealed partial class DeliveryProcessor : BackgroundService
         ReceiveMode = ServiceBusReceiveMode.PeekLock,
     };
 
-    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    /// <summary>
+    /// Null when the queue can be read now, else why not: a peek on the processor's connection, which locks nothing
+    /// (the processor itself reports a failure to receive only as an error event, and receives nothing from an empty queue).
+    /// </summary>
+    public async Task<string?> CheckQueueAsync(CancellationToken cancellationToken)
     {
-        if (!await StartAsync(Processor, stoppingToken).ConfigureAwait(false))
-        {
-            return;
-        }
-
         try
         {
+            await _peeker.PeekMessageAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
+            return null;
+        }
+        catch (Exception e)
+        {
+            return e is OperationCanceledException ? "no answer in time" : e.Message;
+        }
+    }
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        try
+        {
+            await StartAsync(Processor, stoppingToken).ConfigureAwait(false);
             while (true)
             {
                 if (Breaker.State != BreakerState.Open)
@@ -107,21 +118,13 @@ public sealed partial class DeliveryProcessor : BackgroundService
                 // Half-open: one message at a time until enough have succeeded (closed) or one fails (open).
                 Breaker.HalfOpen();
                 var decided = Breaker.WaitForChangeAsync(stoppingToken);
-                if (!await StartAsync(Probe, stoppingToken).ConfigureAwait(false))
-                {
-                    return;
-                }
-
+                await StartAsync(Probe, stoppingToken).ConfigureAwait(false);
                 PausedByBreaker = false;
                 await decided.ConfigureAwait(false);
                 await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 if (Breaker.State == BreakerState.Closed)
                 {
-                    if (!await StartAsync(Processor, stoppingToken).ConfigureAwait(false))
-                    {
-                        return;
-                    }
-
+                    await StartAsync(Processor, stoppingToken).ConfigureAwait(false);
                     LogResumed(_logger, Processor.EntityPath);
                 }
             }
@@ -132,58 +135,32 @@ public sealed partial class DeliveryProcessor : BackgroundService
         }
     }
 
-    /// <summary>Starts <paramref name="processor"/>, retrying with back-off; false when stopping.</summary>
-    private async Task<bool> StartAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
+    /// <summary>Starts <paramref name="processor"/> and logs the options it runs with.</summary>
+    private async Task StartAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
     {
-        var delay = TimeSpan.FromSeconds(1);
-        while (!stoppingToken.IsCancellationRequested)
-        {
-            try
-            {
-                await processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
-                StartError = null;
-                LogStarted(_logger, processor.EntityPath, processor.MaxConcurrentCalls, processor.PrefetchCount, processor.MaxAutoLockRenewalDuration);
-                return true;
-            }
-            catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
-            {
-                return false;
-            }
-            catch (Exception e)
-            {
-                StartError = e.Message;
-                LogStartFailed(_logger, processor.EntityPath, delay.TotalSeconds, e.Message);
-                try
-                {
-                    await Task.Delay(delay, _time, stoppingToken).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    return false;
-                }
-
-                delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, MaxStartDelay.Ticks));
-            }
-        }
-
-        return false;
+        await processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
+        LogStarted(_logger, processor.EntityPath, processor.MaxConcurrentCalls, processor.PrefetchCount, processor.MaxAutoLockRenewalDuration);
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)
     {
         await base.StopAsync(cancellationToken).ConfigureAwait(false);
 
-        // Lets running handlers finish and settle; prefetched messages go back to the queue as their locks expire.
+        // Lets running handlers finish and settle; prefetched messages go back to the queue as the links close.
         await Processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
         await Probe.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
         await Processor.DisposeAsync().ConfigureAwait(false);
         await Probe.DisposeAsync().ConfigureAwait(false);
+        await _peeker.DisposeAsync().ConfigureAwait(false);
     }
 
     private Task OnErrorAsync(ProcessErrorEventArgs args)
     {
-        if (args.Exception is ServiceBusException { Reason: ServiceBusFailureReason.MessageLockLost })
+        // The workflow settles messages itself and counts the locks it finds lost; what arrives here is the
+        // processor's own work: receiving and renewing locks.
+        if (ServiceBusClientTelemetry.IsLockLost(args.Exception))
         {
+            ServiceBusClientTelemetry.RecordLockLost(args.EntityPath);
             LogProcessorLockLost(_logger, args.ErrorSource.ToString());
         }
         else if (args.Exception is not OperationCanceledException)
@@ -203,9 +180,6 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
     [LoggerMessage(EventId = 4415, EventName = "ProcessorResumed", Level = LogLevel.Information, Message = "Circuit breaker closed: queue {Queue} processed at full concurrency again")]
     private static partial void LogResumed(ILogger logger, string queue);
-
-    [LoggerMessage(EventId = 4411, EventName = "ProcessorStartFailed", Level = LogLevel.Error, Message = "Cannot process queue {Queue}; retrying in {DelaySeconds} s: {Error}")]
-    private static partial void LogStartFailed(ILogger logger, string queue, double delaySeconds, string error);
 
     [LoggerMessage(EventId = 4412, EventName = "ProcessorError", Level = LogLevel.Warning, Message = "Service Bus processor error ({Source}): {Error}")]
     private static partial void LogProcessorError(ILogger logger, string source, string error);

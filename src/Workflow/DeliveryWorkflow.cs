@@ -1,10 +1,10 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Messaging;
-using DroneDelivery.ServiceBus;
 using Microsoft.Extensions.Options;
 
 namespace DroneDelivery.Workflow;
@@ -97,6 +97,7 @@ public sealed partial class DeliveryWorkflow(
     {
         var message = args.Message;
         var started = Stopwatch.GetTimestamp();
+        ServiceBusClientTelemetry.RecordReceived(args.EntityPath);
         var operation = message.ApplicationProperties.TryGetValue(DeliveryMessages.OperationProperty, out var value) && value is string name ? name : null;
         var operationTag = operation is DeliveryMessages.Delivery or DeliveryMessages.Cancel or DeliveryMessages.Reschedule ? operation : "unknown";
         Activity.Current?.SetTag("dronedelivery.operation", operationTag);
@@ -350,12 +351,14 @@ public sealed partial class DeliveryWorkflow(
     private async Task<string> SettleAsync(ProcessMessageEventArgs args, Settlement settlement, string operationTag, int attempt, DateTimeOffset firstAttempt)
     {
         var message = args.Message;
+        var queue = args.EntityPath;
         try
         {
             switch (settlement)
             {
                 case Settlement.Complete:
                     await args.CompleteMessageAsync(message, CancellationToken.None);
+                    ServiceBusClientTelemetry.RecordCompleted(queue);
                     return WorkflowTelemetry.Outcomes.Completed;
                 case Settlement.Retry retry:
                     var delay = Backoff(attempt);
@@ -372,30 +375,35 @@ public sealed partial class DeliveryWorkflow(
                         // original, so the message is processed twice — which the steps' idempotency on the
                         // delivery id absorbs. Complete first could lose it.
                         await _retrySender.ScheduleMessageAsync(copy, time.GetUtcNow() + delay, CancellationToken.None);
+                        ServiceBusClientTelemetry.RecordSent(queue, 1);
                     }
                     catch (Exception e)
                     {
                         LogRetryScheduleFailed(logger, message.MessageId, e.Message);
                         LogAbandoned(logger, message.MessageId, message.DeliveryCount, retry.Reason);
                         await args.AbandonMessageAsync(message, cancellationToken: CancellationToken.None);
+                        ServiceBusClientTelemetry.RecordAbandoned(queue);
                         return WorkflowTelemetry.Outcomes.Abandoned;
                     }
 
                     WorkflowTelemetry.RetryCount.Add(1, new TagList { { "operation", operationTag }, { "reason", retry.Tag } });
                     LogRetryScheduled(logger, message.MessageId, attempt, delay.TotalSeconds, retry.Reason);
                     await args.CompleteMessageAsync(message, CancellationToken.None);
+                    ServiceBusClientTelemetry.RecordCompleted(queue);
                     return WorkflowTelemetry.Outcomes.Retried;
                 case Settlement.DeadLetter deadLetter:
                     var description = deadLetter.Description.Length <= MaxDescriptionLength ? deadLetter.Description : deadLetter.Description[..MaxDescriptionLength];
                     LogDeadLettered(logger, message.MessageId, deadLetter.Reason, deadLetter.Compensated, description);
                     await args.DeadLetterMessageAsync(message, deadLetter.Reason, description, CancellationToken.None);
+                    ServiceBusClientTelemetry.RecordDeadLettered(queue);
                     return deadLetter.Compensated ? WorkflowTelemetry.Outcomes.Compensated : WorkflowTelemetry.Outcomes.DeadLettered;
                 default:
                     throw new InvalidOperationException($"Unknown settlement {settlement}.");
             }
         }
-        catch (ServiceBusException e) when (e.Reason == ServiceBusFailureReason.MessageLockLost)
+        catch (Exception e) when (ServiceBusClientTelemetry.IsLockLost(e))
         {
+            ServiceBusClientTelemetry.RecordLockLost(queue);
             LogLockLost(logger, message.MessageId, message.DeliveryCount);
             return WorkflowTelemetry.Outcomes.LockLost;
         }

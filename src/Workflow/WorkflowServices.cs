@@ -32,13 +32,27 @@ public static class WorkflowServices
     }
 }
 
-/// <summary>Ready while the processor receives from the queue.</summary>
+/// <summary>Ready while the processor runs and the queue can be read (or while the circuit breaker pauses it on purpose).</summary>
 internal sealed class ProcessorHealthCheck(DeliveryProcessor host) : IHealthCheck
 {
-    public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default) =>
-        Task.FromResult(host.PausedByBreaker
-            ? HealthCheckResult.Healthy($"Paused by the circuit breaker ({host.Breaker.State}): the backends are failing.")
-            : host.Processor.IsProcessing || host.Probe.IsProcessing
-            ? HealthCheckResult.Healthy($"Processing {host.Processor.EntityPath} with MaxConcurrentCalls {host.Processor.MaxConcurrentCalls}, PrefetchCount {host.Processor.PrefetchCount}.")
-            : HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: {host.StartError ?? "starting"}."));
+    private static readonly TimeSpan Limit = TimeSpan.FromSeconds(5);
+
+    public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    {
+        if (host.PausedByBreaker)
+        {
+            return HealthCheckResult.Healthy($"Paused by the circuit breaker ({host.Breaker.State}): the backends are failing.");
+        }
+
+        if (!host.Processor.IsProcessing && !host.Probe.IsProcessing)
+        {
+            return HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: starting.");
+        }
+
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(Limit);
+        return await host.CheckQueueAsync(timeout.Token).ConfigureAwait(false) is { } error
+            ? HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: {error}")
+            : HealthCheckResult.Healthy($"Processing {host.Processor.EntityPath} with MaxConcurrentCalls {host.Processor.MaxConcurrentCalls}, PrefetchCount {host.Processor.PrefetchCount}.");
+    }
 }

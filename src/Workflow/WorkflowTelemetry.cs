@@ -4,8 +4,9 @@ namespace DroneDelivery.Workflow;
 
 /// <summary>
 /// Workflow's own telemetry: messages by outcome, process duration and per-backend call durations
-/// (the case study's "Process" operation and its dependency percentiles). Service Bus' own spans and
-/// counters (Complete, DeadLetter, lock lost) come from the client, <c>DroneDelivery.ServiceBus</c>.
+/// (the case study's "Process" operation and its dependency percentiles). Service Bus' own spans (Process,
+/// Complete, DeadLetter, ...) come from the SDK, its counters (received, completed, lock lost, ...) from
+/// <see cref="DroneDelivery.Contracts.Messaging.ServiceBusClientTelemetry"/>.
 /// </summary>
 public static class WorkflowTelemetry
 {

@@ -81,17 +81,51 @@ public sealed class MalformedInputTests
     }
 
     [Fact]
-    public async Task Transfer_on_an_unattached_handle_closes_the_connection_not_the_listener()
+    public async Task Transfer_on_an_unattached_handle_ends_that_session_with_the_error_and_the_connection_carries_on()
     {
+        // A session error (spec 2.8.17) ends the session with an end carrying it, not the connection.
         await using var broker = new LoopbackBroker(mechanisms: [], connection: new AmqpConnectionOptions());
-        var begin = Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 });
-        var transfer = Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 });
+        using var client = new TcpClient();
+        await client.ConnectAsync("127.0.0.1", broker.Port);
+        var stream = client.GetStream();
+        await stream.WriteAsync(AmqpHeader);
+        await stream.WriteAsync(Open());
+        await stream.WriteAsync(Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }));
 
-        var answer = await ExchangeAsync(broker.Port, AmqpHeader, Open(), begin, transfer);
-        await using var after = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, new AmqpConnectionOptions { OperationTimeout = TimeSpan.FromSeconds(30) });
+        await stream.WriteAsync(Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 }));
+        var end = await ReadUntilAsync<End>(stream);
+        await stream.WriteAsync(Frame(new End()));
+        await stream.WriteAsync(Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }, channel: 1));
+        var begin = await ReadUntilAsync<Begin>(stream);
 
-        Assert.Contains("amqp:session:unattached-handle", System.Text.Encoding.ASCII.GetString(answer), StringComparison.Ordinal);
-        Assert.False(after.IsClosed);
+        Assert.Equal(ErrorCondition.UnattachedHandle, end.Error?.Condition);
+        Assert.Equal((ushort)1, begin.RemoteChannel);
+        Assert.False(Assert.Single(broker.Connections).IsClosed);
+    }
+
+    /// <summary>Reads frames (after the protocol header) until one of type <typeparamref name="T"/>.</summary>
+    private static async Task<T> ReadUntilAsync<T>(NetworkStream stream)
+        where T : Performative
+    {
+        using var timeout = new CancellationTokenSource(Bound);
+        while (true)
+        {
+            var size = new byte[4];
+            await stream.ReadExactlyAsync(size, timeout.Token);
+            if (size.AsSpan().SequenceEqual("AMQP"u8))
+            {
+                await stream.ReadExactlyAsync(new byte[4], timeout.Token); // the protocol header
+                continue;
+            }
+
+            var frame = new byte[System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(size)];
+            size.CopyTo(frame, 0);
+            await stream.ReadExactlyAsync(frame.AsMemory(4), timeout.Token);
+            if (frame[4] * 4 < frame.Length && ReadFirstPerformative(frame) is T wanted)
+            {
+                return wanted;
+            }
+        }
     }
 
     [Fact]
@@ -174,7 +208,7 @@ public sealed class MalformedInputTests
 
     private static byte[] Open() => Frame(new Open { ContainerId = "raw-client" });
 
-    private static byte[] Frame(Performative performative)
+    private static byte[] Frame(Performative performative, ushort channel = 0)
     {
         using var buffer = new Codec.ByteBuffer();
         buffer.Reserve(8);
@@ -182,6 +216,7 @@ public sealed class MalformedInputTests
         var bytes = buffer.ToArray();
         System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(bytes, (uint)bytes.Length);
         bytes[4] = 2;
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt16BigEndian(bytes.AsSpan(6), channel);
         return bytes;
     }
 }

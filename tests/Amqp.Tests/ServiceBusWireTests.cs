@@ -2,18 +2,19 @@ using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Amqp.Tests;
 
 /// <summary>
 /// What the official SDK does on the wire, exercised with raw AMQP against the Service Bus emulator, so the emulator
-/// is held to the SDK's expectations even where this repository's client would not notice a difference.
+/// is held to the SDK's expectations in frames and answers the SDK does not expose.
 /// </summary>
 public sealed class ServiceBusWireTests : IAsyncLifetime
 {
     private const string Queue = "wire";
+    private const string SessionQueue = "wire-sessions";
 
     // The emulator's clock, on a whole millisecond (AMQP timestamps carry milliseconds) and never moved, so
     // the times it answers with are exact however long a test takes.
@@ -27,7 +28,11 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         _emulator = await ServiceBusEmulator.StartAsync(new ServiceBusEmulatorOptions
         {
             HttpPort = null,
-            Queues = [new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30) }],
+            Queues =
+            [
+                new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30) },
+                new QueueOptions { Name = SessionQueue, LockDuration = TimeSpan.FromSeconds(30), RequiresSession = true },
+            ],
             TimeProvider = _time,
         });
         _connection = await AmqpConnection.ConnectAsync("127.0.0.1", _emulator.AmqpEndPoint.Port, new AmqpConnectionOptions
@@ -165,6 +170,54 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Settling_a_delivery_whose_lock_was_used_up_is_answered_with_rejected_message_lock_lost()
+    {
+        // AMQPNetLite settles its own dispositions at once, so it never sees this answer; the SDKs wait for it.
+        await SendAsync("settled twice");
+        var receiver = await AttachReceiverAsync();
+        receiver.AddCredit(1);
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
+        var completed = await RequestAsync(await ManagementAsync(), ServiceBusAmqpNames.UpdateDispositionOperation, new Dictionary<object, object?>
+        {
+            [ServiceBusAmqpNames.LockTokensKey] = new[] { new Guid(delivery!.Tag) },
+            [ServiceBusAmqpNames.DispositionStatusKey] = ServiceBusAmqpNames.DispositionCompleted,
+        }, receiver.Name);
+
+        var state = await receiver.DisposeAsync(delivery, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.Equal(200, completed.ApplicationProperties![ServiceBusAmqpNames.ManagementStatusCodeKey]);
+        Assert.Equal("com.microsoft:message-lock-lost", Assert.IsType<Rejected>(state).Error?.Condition.Value);
+    }
+
+    [Fact]
+    public async Task In_a_session_the_same_settlement_is_answered_with_rejected_session_lock_lost()
+    {
+        Assert.Equal(202, await PutTokenAsync(ServiceBusEmulatorOptions.DevelopmentKey, SessionQueue));
+        var sender = await _session.AttachSenderAsync(new LinkOptions { Name = "s-" + Guid.NewGuid().ToString("N"), Source = new Source { Address = "me" }, Target = new Target { Address = SessionQueue } });
+        Assert.IsType<Accepted>(await sender.SendAsync(new AmqpMessage { Properties = new MessageProperties { GroupId = "g" }, Body = new ValueBody("in a session") }.ToArray(), [1]));
+        var receiver = await _session.AttachReceiverAsync(new LinkOptions
+        {
+            Name = "r-" + Guid.NewGuid().ToString("N"),
+            Source = new Source { Address = SessionQueue, Filter = new Dictionary<object, object?> { [new AmqpSymbol("com.microsoft:session-filter")] = "g" } },
+            Target = new Target { Address = "me" },
+            ReceiverSettleMode = ReceiverSettleMode.Second,
+        });
+        receiver.AddCredit(1);
+        var delivery = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
+        var completed = await RequestAsync(await ManagementLinksAsync(SessionQueue + ServiceBusAmqpNames.ManagementNodeSuffix), ServiceBusAmqpNames.UpdateDispositionOperation, new Dictionary<object, object?>
+        {
+            [ServiceBusAmqpNames.LockTokensKey] = new[] { new Guid(delivery!.Tag) },
+            [ServiceBusAmqpNames.DispositionStatusKey] = ServiceBusAmqpNames.DispositionCompleted,
+            [ServiceBusAmqpNames.SessionIdKey] = "g",
+        }, receiver.Name);
+
+        var state = await receiver.DisposeAsync(delivery, Accepted.Instance).WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.Equal(200, completed.ApplicationProperties![ServiceBusAmqpNames.ManagementStatusCodeKey]);
+        Assert.Equal("com.microsoft:session-lock-lost", Assert.IsType<Rejected>(state).Error?.Condition.Value);
+    }
+
+    [Fact]
     public async Task Batch_transfer_is_unpacked_into_separate_messages()
     {
         var sender = await AttachSenderAsync();
@@ -191,10 +244,10 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
         Assert.Equal(ErrorCondition.NotFound, error.Condition);
     }
 
-    private async Task<int> PutTokenAsync(string key)
+    private async Task<int> PutTokenAsync(string key, string entity = Queue)
     {
         var cbs = await ManagementLinksAsync(ServiceBusAmqpNames.CbsNode);
-        var audience = $"sb://127.0.0.1:{_emulator.AmqpEndPoint.Port}/{Queue}";
+        var audience = $"sb://127.0.0.1:{_emulator.AmqpEndPoint.Port}/{entity}";
         var token = SharedAccessSignature.Create(audience, ServiceBusEmulatorOptions.DefaultKeyName, key, TimeSpan.FromHours(1));
         var request = new AmqpMessage
         {

@@ -195,7 +195,7 @@ public sealed class EmulatorConfigTests
     private static object MergedValues(string step) =>
         Yaml.Merge(Yaml.Parse(File.ReadAllText(Chart.ValuesFile)), Yaml.Parse(File.ReadAllText(Chart.StepFile(step))) ?? new Dictionary<object, object?>())!;
 
-    private static T LoadConfig<T>(Render render, string configMap, string file, Func<string, T> load)
+    internal static T LoadConfig<T>(Render render, string configMap, string file, Func<string, T> load)
     {
         var path = Path.Combine(Path.GetTempPath(), $"dronedelivery-{Guid.NewGuid():N}-{file}");
         File.WriteAllText(path, render.Get("ConfigMap", configMap).Body.Text("data", file));

@@ -1,4 +1,6 @@
+using System.Globalization;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using DroneDelivery.Charts.Tests.Infrastructure;
 using DroneDelivery.LocalSystem;
 
@@ -320,6 +322,66 @@ public sealed partial class InfrastructureStepTests
         Assert.Contains("--container utilization-by-owner --partition-key-path /ownerId", row, StringComparison.Ordinal);
     }
 
+    public static TheoryData<string, string> StepsAfterTheOtherScenario()
+    {
+        var data = new TheoryData<string, string>();
+        var scenarios = Steps.GetProperty("scenarios").EnumerateObject().Select(s => s.Name).ToList();
+        foreach (var scenario in scenarios)
+        {
+            foreach (var other in scenarios.Where(o => o != scenario))
+            {
+                foreach (var before in Deployments(other).Select(d => d.Step).Distinct())
+                {
+                    foreach (var step in Deployments(scenario).Select(d => d.Step).Distinct())
+                    {
+                        data.Add(before, step);
+                    }
+                }
+            }
+        }
+
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(StepsAfterTheOtherScenario))]
+    public void A_step_replayed_after_the_other_scenario_keeps_that_scenarios_changes_and_Azure_allows_it(string before, string step)
+    {
+        // The resource group as the other scenario's step left it, in `az deployment group show` form.
+        var deployed = Deployments(before[..1]).Last(d => d.Step == before).Parameters;
+        var file = Path.GetTempFileName();
+        File.WriteAllText(file, JsonSerializer.Serialize(deployed.ToDictionary(p => p.Key, p => new { type = "String", value = p.Value })));
+        try
+        {
+            var result = ExternalTool.Run("bash", [Path.Combine(Infra, "deploy-step.sh"), step], Infra, new Dictionary<string, string> { ["DRY_RUN"] = "1", ["DEPLOYED_PARAMETERS"] = file });
+
+            Assert.True(result.ExitCode == 0, result.Describe());
+            var previous = deployed;
+            foreach (var line in result.StandardOutput.Split('\n', StringSplitOptions.RemoveEmptyEntries))
+            {
+                var parameters = new Dictionary<string, string>(Baseline(), StringComparer.Ordinal);
+                foreach (Match pair in CommandParameter().Matches(line))
+                {
+                    parameters[pair.Groups[1].Value] = pair.Groups[2].Value;
+                }
+
+                foreach (var key in Steps.GetProperty("scenarios").GetProperty(before[..1]).EnumerateArray()
+                    .SelectMany(s => s.GetProperty("stages").EnumerateArray()).SelectMany(stage => stage.EnumerateObject().Select(p => p.Name)))
+                {
+                    Assert.True(parameters[key] == deployed[key], $"{step} after {before} sets {key}={parameters[key]}, undoing {deployed[key]}");
+                }
+
+                var refusal = RedisChangeRefusal(previous["redisSku"], int.Parse(previous["redisCapacity"], CultureInfo.InvariantCulture), parameters["redisSku"], int.Parse(parameters["redisCapacity"], CultureInfo.InvariantCulture));
+                Assert.True(refusal is null, $"{step} after {before}: {refusal}");
+                previous = parameters;
+            }
+        }
+        finally
+        {
+            File.Delete(file);
+        }
+    }
+
     [Fact]
     public void The_deploy_script_refuses_an_unknown_step_by_name()
     {
@@ -395,6 +457,9 @@ public sealed partial class InfrastructureStepTests
 
     [System.Text.RegularExpressions.GeneratedRegex(@"^param\s+(\w+)\s*=\s*(.+?)\s*$")]
     private static partial System.Text.RegularExpressions.Regex ParameterValue();
+
+    [GeneratedRegex(@" -p (\w+)=(\S+)")]
+    private static partial Regex CommandParameter();
 
     [System.Text.RegularExpressions.GeneratedRegex(@"(?m)^param\s+(\w+)\s")]
     private static partial System.Text.RegularExpressions.Regex ParameterDeclaration();

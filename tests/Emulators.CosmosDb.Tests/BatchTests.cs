@@ -104,20 +104,99 @@ public sealed class BatchTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task A_batch_of_101_operations_is_refused()
+    public async Task If_none_match_makes_a_read_not_modified_without_failing_the_batch()
     {
-        var batch = _container.CreateTransactionalBatch(new PartitionKey("owner-4"));
-        for (var i = 0; i < 101; i++)
+        // The service answers a read whose If-None-Match matches the item 304 Not Modified, and a 304 does
+        // not fail a transactional batch: the other operations are committed.
+        var pk = new PartitionKey("owner-7");
+        var current = await _container.CreateItemAsync(new BatchItem("b7", "owner-7", 1), pk);
+
+        using var response = await _container.CreateTransactionalBatch(pk)
+            .ReadItem("b7", new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = current.ETag })
+            .ReadItem("b7", new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "\"an-older-etag\"" })
+            .CreateItem(new BatchItem("b7-new", "owner-7", 1))
+            .ExecuteAsync();
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal([HttpStatusCode.NotModified, HttpStatusCode.OK, HttpStatusCode.Created], response.Select(r => r.StatusCode));
+        Assert.Equal(current.ETag, response[0].ETag);
+        Assert.Equal(1, response.GetOperationResultAtIndex<BatchItem>(1).Resource.Weight);
+        Assert.Equal(2, await CountAsync("owner-7"));
+    }
+
+    [Fact]
+    public async Task If_none_match_on_a_write_fails_the_batch_with_412()
+    {
+        var pk = new PartitionKey("owner-8");
+        var current = await _container.CreateItemAsync(new BatchItem("b8", "owner-8", 1), pk);
+
+        using var replace = await _container.CreateTransactionalBatch(pk)
+            .UpsertItem(new BatchItem("b8-other", "owner-8", 1))
+            .ReplaceItem("b8", new BatchItem("b8", "owner-8", 5), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = current.ETag })
+            .ExecuteAsync();
+        using var upsert = await _container.CreateTransactionalBatch(pk)
+            .UpsertItem(new BatchItem("b8", "owner-8", 6), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "*" })
+            .ExecuteAsync();
+        using var changed = await _container.CreateTransactionalBatch(pk)
+            .ReplaceItem("b8", new BatchItem("b8", "owner-8", 7), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "\"an-older-etag\"" })
+            .ExecuteAsync();
+
+        Assert.Equal(HttpStatusCode.PreconditionFailed, replace.StatusCode);
+        Assert.Equal([(HttpStatusCode)424, HttpStatusCode.PreconditionFailed], replace.Select(r => r.StatusCode));
+        Assert.Equal(HttpStatusCode.PreconditionFailed, upsert.StatusCode);
+        Assert.True(changed.IsSuccessStatusCode, changed.ErrorMessage);
+        Assert.Equal(1, await CountAsync("owner-8"));
+        Assert.Equal(7, (await _container.ReadItemAsync<BatchItem>("b8", pk)).Resource.Weight);
+    }
+
+    [Theory]
+    [InlineData("timeToLiveInSeconds")]
+    [InlineData("binaryId")]
+    [InlineData("effectivePartitionKey")]
+    public async Task A_batch_field_the_emulator_does_not_model_is_refused_with_a_400_naming_it(string field)
+    {
+        // The SDK writes these request properties into the operation's HybridRow; items that would expire
+        // or be routed or identified another way are refused, never written as if the field were absent.
+        var properties = field switch
         {
-            batch.CreateItem(new BatchItem($"b4-{i}", "owner-4", i));
-        }
+            "timeToLiveInSeconds" => new Dictionary<string, object> { ["x-ms-time-to-live-in-seconds"] = "60" },
+            "binaryId" => new Dictionary<string, object> { ["x-ms-binary-id"] = new byte[] { 0x12, 0x34, 0x56, 0x78 } },
+            _ => new Dictionary<string, object>
+            {
+                ["x-ms-effective-partition-key"] = new byte[] { 0x12, 0x34, 0x56, 0x78 },
+                ["x-ms-effective-partition-key-string"] = "12345678",
+            },
+        };
+        var options = new TransactionalBatchItemRequestOptions { Properties = properties };
 
-        using var response = await batch.ExecuteAsync();
+        using var response = await _container.CreateTransactionalBatch(new PartitionKey("owner-9"))
+            .CreateItem(new BatchItem("b9", "owner-9", 1), options)
+            .ExecuteAsync();
 
-        // The service's limit is 100 operations; the SDK refuses more with 400 before sending (the
-        // emulator answers a request with more 400 too, see the JavaScript suite).
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
-        Assert.Equal(0, await CountAsync("owner-4"));
+        Assert.Contains(field, response.ErrorMessage, StringComparison.Ordinal);
+        Assert.Equal(0, await CountAsync("owner-9"));
+    }
+
+    [Fact]
+    public async Task An_indexing_directive_that_excludes_the_item_is_refused_in_a_batch_and_alone()
+    {
+        // Every item is indexed here, so an excluded item would show in queries the service leaves it out of.
+        var exclude = new TransactionalBatchItemRequestOptions { IndexingDirective = IndexingDirective.Exclude };
+        using var batch = await _container.CreateTransactionalBatch(new PartitionKey("owner-10"))
+            .CreateItem(new BatchItem("b10", "owner-10", 1), exclude)
+            .ExecuteAsync();
+        var alone = await Assert.ThrowsAsync<CosmosException>(() => _container.CreateItemAsync(
+            new BatchItem("b10", "owner-10", 1), new PartitionKey("owner-10"), new ItemRequestOptions { IndexingDirective = IndexingDirective.Exclude }));
+        using var included = await _container.CreateTransactionalBatch(new PartitionKey("owner-10"))
+            .CreateItem(new BatchItem("b10", "owner-10", 1), new TransactionalBatchItemRequestOptions { IndexingDirective = IndexingDirective.Include })
+            .ExecuteAsync();
+
+        Assert.Equal(HttpStatusCode.BadRequest, batch.StatusCode);
+        Assert.Contains("indexingDirective", batch.ErrorMessage, StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.BadRequest, alone.StatusCode);
+        Assert.True(included.IsSuccessStatusCode, included.ErrorMessage);
+        Assert.Equal(1, await CountAsync("owner-10"));
     }
 
     [Fact]

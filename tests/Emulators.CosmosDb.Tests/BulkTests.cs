@@ -1,5 +1,8 @@
 using System.Net;
+using System.Text;
+using System.Text.Json;
 using Microsoft.Azure.Cosmos;
+using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
@@ -67,5 +70,97 @@ public sealed class BulkTests : IAsyncLifetime
         Assert.Equal(HttpStatusCode.OK, (await tasks[2]).StatusCode);
         Assert.Equal(HttpStatusCode.NotFound, Assert.IsType<CosmosException>(tasks[3].Exception!.InnerException).StatusCode);
         Assert.Equal(3, (await container.ReadItemAsync<BatchItem>("taken", new PartitionKey("owner-1"))).Resource.Weight);
+    }
+
+    [Fact]
+    public async Task Concurrent_bulk_requests_to_one_partition_share_its_budget()
+    {
+        // A clock that does not move: one partition of 400 RU/s holds 400 RU (one second of burst) and never
+        // refills, so it can admit about 400 / 5.7 = 71 creates in all. Each operation is admitted while
+        // the partition has budget left and pays at once, so twenty concurrent bulk requests of 100 creates
+        // share those 400 RU; each request may overshoot by the one operation it admitted last.
+        await using var emulator = await OnePartitionAsync(new FakeTimeProvider(DateTimeOffset.UtcNow));
+        using var client = CosmosTestHost.Client(emulator);
+        await CosmosTestHost.ContainerAsync(client, "/pk", throughput: 400, id: "shared");
+        const int requests = 20;
+        using var http = new HttpClient();
+
+        var answers = await Task.WhenAll(Enumerable.Range(0, requests).Select(async r =>
+        {
+            using var request = BulkRequest(emulator, Enumerable.Range(0, 100).Select(i => new BatchItem($"r{r}-{i}", $"owner-{i % 10}", i)));
+            using var response = await http.SendAsync(request);
+            return (response.StatusCode, Body: await response.Content.ReadAsStringAsync());
+        }));
+
+        var created = answers.Where(a => a.StatusCode != HttpStatusCode.TooManyRequests)
+            .Sum(a => JsonDocument.Parse(a.Body).RootElement.EnumerateArray().Count(r => r.GetProperty("statusCode").GetInt32() == 201));
+        // Counted from the metrics: a query would need budget the frozen partition no longer has.
+        Assert.Equal(created, emulator.GetMetrics().Container("test", "shared")!.Partitions.Single().Documents);
+        Assert.InRange(created, (int)(400 / 5.7), (int)Math.Ceiling(400 / 5.7) + requests);
+    }
+
+    [Fact]
+    public async Task Throttled_bulk_operations_queue_on_the_emulators_clock()
+    {
+        // In the .NET SDK's form, the n-th throttled operation still waiting is told to come back after the
+        // debt and the n - 1 writes before it are paid. The queue runs on the emulator's clock: once the fake
+        // clock passes an operation's time, it no longer counts, however little real time went by.
+        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var emulator = await OnePartitionAsync(time);
+        using var client = CosmosTestHost.Client(emulator);
+        using var bulk = CosmosTestHost.Client(emulator, o =>
+        {
+            o.AllowBulkExecution = true;
+            o.MaxRetryAttemptsOnRateLimitedRequests = 0;
+        });
+        var container = await CosmosTestHost.ContainerAsync(client, "/pk", throughput: 400, id: "queued");
+        var bulkContainer = bulk.GetContainer("test", "queued");
+        var large = new string('x', 300 * 1024);
+        double Available() => emulator.GetMetrics().Container("test", "queued")!.Partitions.Single().AvailableRequestUnits;
+        async Task<TimeSpan> ThrottledAsync(string id)
+        {
+            var error = await Assert.ThrowsAsync<CosmosException>(() => bulkContainer.CreateItemAsync(new BatchItem(id, "owner-1", 1), new PartitionKey("owner-1")));
+            Assert.Equal(HttpStatusCode.TooManyRequests, error.StatusCode);
+            return error.RetryAfter!.Value;
+        }
+
+        static TimeSpan Expected(double debt, int writes) => TimeSpan.FromMilliseconds(Math.Ceiling((debt + (writes * 5.7)) / 400 * 1000));
+
+        // A 300 KB write puts the partition about 1,300 RU in debt; a bulk create then waits for it and for itself.
+        await container.UpsertItemAsync(new { id = "large", pk = "owner-1", large }, new PartitionKey("owner-1"));
+        var debt = -Available();
+        Assert.InRange((await ThrottledAsync("a")) - Expected(debt, 1), TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(1));
+        Assert.InRange((await ThrottledAsync("b")) - Expected(debt, 2), TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(1));
+
+        // Past both operations' times the debt is repaid; a second large write makes a new one. The queue is
+        // empty again: the next operation waits for the new debt and itself only.
+        time.Advance(TimeSpan.FromSeconds(5));
+        await container.UpsertItemAsync(new { id = "large", pk = "owner-1", large }, new PartitionKey("owner-1"));
+        debt = -Available();
+        Assert.InRange((await ThrottledAsync("c")) - Expected(debt, 1), TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(1));
+    }
+
+    /// <summary>An emulator whose containers have one physical partition, on a fake clock (the SDK signs with the real time, so it starts there).</summary>
+    private static Task<CosmosEmulator> OnePartitionAsync(FakeTimeProvider time) => CosmosTestHost.StartAsync(o =>
+    {
+        o.DefaultPhysicalPartitions = 1;
+        o.TimeProvider = time;
+    });
+
+    /// <summary>A bulk (non-atomic batch) request in the JSON form, every operation with its own partition key.</summary>
+    private static HttpRequestMessage BulkRequest(CosmosEmulator emulator, IEnumerable<BatchItem> items)
+    {
+        const string link = "dbs/test/colls/shared";
+        var request = CosmosTestHost.SignedRequest(emulator, HttpMethod.Post, link + "/docs", "docs", link);
+        var operations = items.Select(item => new
+        {
+            operationType = "Create",
+            partitionKey = JsonSerializer.Serialize(new[] { item.Pk }),
+            resourceBody = new { id = item.Id, pk = item.Pk, weight = item.Weight },
+        });
+        request.Content = new StringContent(JsonSerializer.Serialize(operations), Encoding.UTF8, "application/json");
+        request.Headers.TryAddWithoutValidation("x-ms-cosmos-is-batch-request", "True");
+        request.Headers.TryAddWithoutValidation("x-ms-cosmos-batch-atomic", "False");
+        return request;
     }
 }

@@ -29,9 +29,9 @@ public sealed class ChangeFeedTests : IAsyncLifetime
 
     public sealed record Delivery(string Id, string OwnerId, int Version);
 
-    private async Task<Container> SeededAsync(string id, int count)
+    private async Task<Container> SeededAsync(string id, int count, CosmosClient? client = null)
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/ownerId", id: id);
+        var container = await CosmosTestHost.ContainerAsync(client ?? _client, "/ownerId", id: id);
         for (var i = 0; i < count; i++)
         {
             await container.CreateItemAsync(new Delivery($"d{i}", $"owner-{i % 7}", 1), new PartitionKey($"owner-{i % 7}"));
@@ -123,16 +123,21 @@ public sealed class ChangeFeedTests : IAsyncLifetime
     [Fact]
     public async Task From_a_point_in_time_only_items_changed_at_or_after_it_are_returned()
     {
-        var container = await SeededAsync("time", 6);
-        var lastEarly = (await container.ReadItemAsync<Dictionary<string, object>>("d5", new PartitionKey("owner-5"))).Resource;
-        var earlySecond = Convert.ToInt64(lastEarly["_ts"], System.Globalization.CultureInfo.InvariantCulture);
-
-        // Item timestamps have one-second resolution: wait (on a positive signal) for the clock to pass the early items' second.
-        while (DateTimeOffset.UtcNow.ToUnixTimeSeconds() <= earlySecond)
+        // Items' _ts comes from the emulator's clock (one-second resolution): a fake clock moved past the
+        // early items' second replaces waiting for the real one. The SDK signs with the real time, so it starts there.
+        var time = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var emulator = await CosmosTestHost.StartAsync(o =>
         {
-            await Task.Delay(50);
-        }
+            o.DefaultPhysicalPartitions = Partitions;
+            o.TimeProvider = time;
+        });
+        using var client = CosmosTestHost.Client(emulator);
+        var container = await SeededAsync("time", 6, client);
+        var earlySecond = time.GetUtcNow().ToUnixTimeSeconds();
+        var lastEarly = (await container.ReadItemAsync<Dictionary<string, object>>("d5", new PartitionKey("owner-5"))).Resource;
+        Assert.Equal(earlySecond, Convert.ToInt64(lastEarly["_ts"], System.Globalization.CultureInfo.InvariantCulture));
 
+        time.Advance(TimeSpan.FromSeconds(1));
         await container.CreateItemAsync(new Delivery("t1", "owner-1", 1), new PartitionKey("owner-1"));
         await container.ReplaceItemAsync(new Delivery("d2", "owner-2", 3), "d2", new PartitionKey("owner-2"));
 
@@ -186,8 +191,7 @@ public sealed class ChangeFeedTests : IAsyncLifetime
         var container = await SeededAsync("subranges", 40);
         static string Epk(string owner)
         {
-            Assert.True(Partitioning.PartitionKeyComponent.TryParseHeader($"[\"{owner}\"]", out var component, out _));
-            return Partitioning.EffectivePartitionKey.ComputeV2(component);
+            return Partitioning.EffectivePartitionKey.ComputeV2(new Partitioning.PartitionKeyComponent(Partitioning.PartitionKeyKind.String, Text: owner));
         }
 
         var middle = Enumerable.Range(0, 7).Select(i => Epk($"owner-{i}")).Order(StringComparer.Ordinal).ElementAt(3);
@@ -265,35 +269,25 @@ public sealed class ChangeFeedTests : IAsyncLifetime
     public async Task The_change_feed_processor_delivers_every_change_once()
     {
         var container = await SeededAsync("monitored", 25);
-        var database = container.Database;
-        var leases = (await database.CreateContainerIfNotExistsAsync(new ContainerProperties("leases", "/id"), 1000)).Container;
+        var leases = (await container.Database.CreateContainerIfNotExistsAsync(new ContainerProperties("leases", "/id"), 1000)).Container;
 
         var deliveries = new ConcurrentDictionary<string, int>();
         var batches = 0;
         var all = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         const int expected = 35;
-        var processor = container
-            .GetChangeFeedProcessorBuilder<Delivery>("deliveries", (IReadOnlyCollection<Delivery> changes, CancellationToken _) =>
+        var processor = Processor(container, leases, "worker-1", changes =>
+        {
+            Interlocked.Increment(ref batches);
+            foreach (var change in changes)
             {
-                Interlocked.Increment(ref batches);
-                foreach (var change in changes)
-                {
-                    deliveries.AddOrUpdate(change.Id, 1, (_, n) => n + 1);
-                }
+                deliveries.AddOrUpdate(change.Id, 1, (_, n) => n + 1);
+            }
 
-                if (deliveries.Count >= expected)
-                {
-                    all.TrySetResult();
-                }
-
-                return Task.CompletedTask;
-            })
-            .WithInstanceName("worker-1")
-            .WithLeaseContainer(leases)
-            .WithStartTime(DateTime.MinValue.ToUniversalTime())
-            .WithPollInterval(TimeSpan.FromMilliseconds(100))
-            .WithMaxItems(6)
-            .Build();
+            if (deliveries.Count >= expected)
+            {
+                all.TrySetResult();
+            }
+        });
 
         await processor.StartAsync();
         try
@@ -315,4 +309,83 @@ public sealed class ChangeFeedTests : IAsyncLifetime
         Assert.All(deliveries, d => Assert.Equal(1, d.Value));
         Assert.True(batches >= 6, $"at most 6 items a batch over {expected} items (had {batches} batches)");
     }
+
+    [Fact]
+    public async Task A_restarted_change_feed_processor_resumes_where_its_leases_stopped()
+    {
+        var container = await SeededAsync("restarted", 21);
+        var leases = (await container.Database.CreateContainerIfNotExistsAsync(new ContainerProperties("leases", "/id"), 1000)).Container;
+
+        var first = new ConcurrentDictionary<string, int>();
+        var firstDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var processor = Processor(container, leases, "worker-1", changes =>
+        {
+            foreach (var change in changes)
+            {
+                first.AddOrUpdate(change.Id, 1, (_, n) => n + 1);
+            }
+
+            if (first.Count >= 21)
+            {
+                firstDone.TrySetResult();
+            }
+        });
+        await processor.StartAsync();
+        await firstDone.Task.WaitAsync(TimeSpan.FromSeconds(90));
+        await processor.StopAsync();
+
+        // Written while no processor runs: one replace and an item for every owner, so every partition that
+        // holds an old item also has a later change.
+        await container.ReplaceItemAsync(new Delivery("d3", "owner-3", 2), "d3", new PartitionKey("owner-3"));
+        for (var i = 21; i < 28; i++)
+        {
+            await container.CreateItemAsync(new Delivery($"d{i}", $"owner-{i % 7}", 1), new PartitionKey($"owner-{i % 7}"));
+        }
+
+        var second = new ConcurrentQueue<Delivery>();
+        var secondDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var restarted = Processor(container, leases, "worker-2", changes =>
+        {
+            foreach (var change in changes)
+            {
+                second.Enqueue(change);
+            }
+
+            if (second.Select(d => d.Id).Distinct().Count() >= 8)
+            {
+                secondDone.TrySetResult();
+            }
+        });
+        await restarted.StartAsync();
+        try
+        {
+            await secondDone.Task.WaitAsync(TimeSpan.FromSeconds(90));
+        }
+        finally
+        {
+            await restarted.StopAsync();
+        }
+
+        Assert.Equal(21, first.Count);
+        Assert.All(first, d => Assert.Equal(1, d.Value));
+        // Each partition's feed is in write order, so an old item delivered again would have come before
+        // that partition's later changes, all of which have arrived: the restarted processor went on from
+        // its leases' continuations, not from the start time.
+        Assert.Equal(["d21", "d22", "d23", "d24", "d25", "d26", "d27", "d3"], second.Select(d => d.Id).Order());
+        Assert.Equal(2, second.Single(d => d.Id == "d3").Version);
+    }
+
+    private static ChangeFeedProcessor Processor(Container container, Container leases, string instance, Action<IReadOnlyCollection<Delivery>> handle) =>
+        container
+            .GetChangeFeedProcessorBuilder<Delivery>("deliveries", (IReadOnlyCollection<Delivery> changes, CancellationToken _) =>
+            {
+                handle(changes);
+                return Task.CompletedTask;
+            })
+            .WithInstanceName(instance)
+            .WithLeaseContainer(leases)
+            .WithStartTime(DateTime.MinValue.ToUniversalTime())
+            .WithPollInterval(TimeSpan.FromMilliseconds(100))
+            .WithMaxItems(6)
+            .Build();
 }

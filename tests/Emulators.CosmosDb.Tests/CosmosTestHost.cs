@@ -1,3 +1,6 @@
+using System.Globalization;
+using System.Security.Cryptography;
+using System.Text;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using Microsoft.Azure.Cosmos;
 
@@ -40,6 +43,23 @@ internal static class CosmosTestHost
     {
         var database = (await client.CreateDatabaseIfNotExistsAsync("test")).Database;
         return (await database.CreateContainerIfNotExistsAsync(new ContainerProperties(id, partitionKeyPath), throughput)).Container;
+    }
+
+    /// <summary>
+    /// A request signed with the emulator's account key and sent without the SDK, for what the .NET SDK
+    /// does not send (or sends differently): <paramref name="resourceType"/> and <paramref name="resourceLink"/>
+    /// are what the signature covers (<c>docs</c> and <c>dbs/d/colls/c</c> for a POST to the container's docs).
+    /// </summary>
+    public static HttpRequestMessage SignedRequest(CosmosEmulator emulator, HttpMethod method, string path, string resourceType, string resourceLink)
+    {
+        var request = new HttpRequestMessage(method, new Uri(emulator.Endpoint, path));
+        var date = DateTime.UtcNow.ToString("r", CultureInfo.InvariantCulture);
+        var payload = $"{method.Method.ToLowerInvariant()}\n{resourceType}\n{resourceLink}\n{date.ToLowerInvariant()}\n\n";
+        var signature = Convert.ToBase64String(HMACSHA256.HashData(Convert.FromBase64String(emulator.AccountKey), Encoding.UTF8.GetBytes(payload)));
+        request.Headers.TryAddWithoutValidation("authorization", Uri.EscapeDataString($"type=master&ver=1.0&sig={signature}"));
+        request.Headers.TryAddWithoutValidation("x-ms-date", date);
+        request.Headers.TryAddWithoutValidation("x-ms-version", "2020-07-15");
+        return request;
     }
 
     /// <summary>Drains a query, returning every result.</summary>

@@ -81,6 +81,25 @@ public sealed class ItemTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task If_none_match_makes_a_read_not_modified_and_fails_a_write_of_the_unchanged_item()
+    {
+        var pk = new PartitionKey("owner-1");
+        var created = await _container.CreateItemAsync(new Parcel("p9", "owner-1", 1), pk);
+
+        using var notModified = await _container.ReadItemStreamAsync("p9", pk, new ItemRequestOptions { IfNoneMatchEtag = created.ETag });
+        using var anyVersion = await _container.ReadItemStreamAsync("p9", pk, new ItemRequestOptions { IfNoneMatchEtag = "*" });
+        var unchanged = await Assert.ThrowsAsync<CosmosException>(() => _container.ReplaceItemAsync(new Parcel("p9", "owner-1", 2), "p9", pk,
+            new ItemRequestOptions { IfNoneMatchEtag = created.ETag }));
+        var changed = await _container.ReplaceItemAsync(new Parcel("p9", "owner-1", 3), "p9", pk, new ItemRequestOptions { IfNoneMatchEtag = "\"an-older-etag\"" });
+
+        Assert.Equal(HttpStatusCode.NotModified, notModified.StatusCode);
+        Assert.Equal(HttpStatusCode.NotModified, anyVersion.StatusCode);
+        Assert.Equal(HttpStatusCode.PreconditionFailed, unchanged.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, changed.StatusCode);
+        Assert.Equal(3, (await _container.ReadItemAsync<Parcel>("p9", pk)).Resource.Weight);
+    }
+
+    [Fact]
     public async Task Deleted_item_is_gone()
     {
         await _container.CreateItemAsync(new Parcel("p5", "owner-1", 1), new PartitionKey("owner-1"));

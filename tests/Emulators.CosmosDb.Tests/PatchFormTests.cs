@@ -1,6 +1,4 @@
-using System.Globalization;
 using System.Net;
-using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using Microsoft.Azure.Cosmos;
@@ -77,16 +75,8 @@ public sealed class PatchFormTests : IAsyncLifetime
     private HttpRequestMessage Patch(string id, string partitionKey, string body)
     {
         var link = $"dbs/test/colls/items/docs/{id}";
-        var request = new HttpRequestMessage(HttpMethod.Patch, new Uri(_emulator.Endpoint, link))
-        {
-            Content = new StringContent(body, Encoding.UTF8, "application/json-patch+json"),
-        };
-        var date = DateTime.UtcNow.ToString("r", CultureInfo.InvariantCulture);
-        var payload = $"patch\ndocs\n{link}\n{date.ToLowerInvariant()}\n\n";
-        var signature = Convert.ToBase64String(HMACSHA256.HashData(Convert.FromBase64String(_emulator.AccountKey), Encoding.UTF8.GetBytes(payload)));
-        request.Headers.TryAddWithoutValidation("authorization", Uri.EscapeDataString($"type=master&ver=1.0&sig={signature}"));
-        request.Headers.TryAddWithoutValidation("x-ms-date", date);
-        request.Headers.TryAddWithoutValidation("x-ms-version", "2020-07-15");
+        var request = CosmosTestHost.SignedRequest(_emulator, HttpMethod.Patch, link, "docs", link);
+        request.Content = new StringContent(body, Encoding.UTF8, "application/json-patch+json");
         request.Headers.TryAddWithoutValidation("x-ms-documentdb-partitionkey", JsonSerializer.Serialize(new[] { partitionKey }));
         return request;
     }

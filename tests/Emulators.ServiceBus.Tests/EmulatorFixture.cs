@@ -1,9 +1,14 @@
+using Azure.Messaging.ServiceBus;
+
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
-/// <summary>An in-process emulator and a client for one test; every queue gets the given settings.</summary>
+/// <summary>
+/// An in-process emulator and an official SDK client for one test, connected exactly as an application would be: the
+/// emulator's connection string (<c>UseDevelopmentEmulator=true</c>) and nothing else. Every queue gets the given settings.
+/// </summary>
 internal sealed class EmulatorScope : IAsyncDisposable
 {
-    private EmulatorScope(ServiceBusEmulator emulator, DroneDelivery.ServiceBus.ServiceBusClient client)
+    private EmulatorScope(ServiceBusEmulator emulator, ServiceBusClient client)
     {
         Emulator = emulator;
         Client = client;
@@ -11,7 +16,7 @@ internal sealed class EmulatorScope : IAsyncDisposable
 
     public ServiceBusEmulator Emulator { get; }
 
-    public DroneDelivery.ServiceBus.ServiceBusClient Client { get; }
+    public ServiceBusClient Client { get; }
 
     public const string Queue = "orders";
 
@@ -20,16 +25,25 @@ internal sealed class EmulatorScope : IAsyncDisposable
         var queue = new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30), MaxDeliveryCount = 10 };
         var options = new ServiceBusEmulatorOptions { Queues = [configure?.Invoke(queue) ?? queue], HttpPort = null, TimeProvider = time ?? TimeProvider.System };
         var started = await ServiceBusEmulator.StartAsync(emulator?.Invoke(options) ?? options);
-        return new EmulatorScope(started, new DroneDelivery.ServiceBus.ServiceBusClient(started.ConnectionString, Fast()));
+        return new EmulatorScope(started, CreateClient(started.ConnectionString));
     }
 
+    /// <summary>A client with <see cref="Fast"/> options.</summary>
+    public static ServiceBusClient CreateClient(string connectionString) => new(connectionString, Fast());
+
     /// <summary>
-    /// Client options with one retry and a 30 s try timeout: generous enough for a busy machine, while a hang
-    /// still fails a test sooner than the SDK's default of 60 s and three retries would.
+    /// Client options with one quick retry and a 30 s try timeout: generous enough for a busy machine, while a hang
+    /// still fails a test sooner than the SDK's defaults (60 s, three retries with back-off) would.
     /// </summary>
-    public static DroneDelivery.ServiceBus.ServiceBusClientOptions Fast() => new()
+    public static ServiceBusClientOptions Fast() => new()
     {
-        RetryOptions = new DroneDelivery.ServiceBus.ServiceBusRetryOptions { TryTimeout = TimeSpan.FromSeconds(30), MaxRetries = 1, Delay = TimeSpan.FromMilliseconds(100) },
+        RetryOptions = new ServiceBusRetryOptions
+        {
+            Mode = ServiceBusRetryMode.Fixed,
+            TryTimeout = TimeSpan.FromSeconds(30),
+            MaxRetries = 1,
+            Delay = TimeSpan.FromMilliseconds(100),
+        },
     };
 
     public Metrics.QueueMetricsSnapshot Metrics => Emulator.GetMetrics()[Queue];

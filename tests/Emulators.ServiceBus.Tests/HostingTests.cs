@@ -1,8 +1,8 @@
 using System.Net.Sockets;
 using System.Text.Json;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.LocalSystem;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;

@@ -1,5 +1,5 @@
-using DroneDelivery.ServiceBus;
-using DroneDelivery.ServiceBus.Primitives;
+using Azure.Messaging.ServiceBus;
+using DroneDelivery.Emulators.ServiceBus.Broker;
 using Lite = global::Amqp;
 using LiteFraming = global::Amqp.Framing;
 
@@ -7,7 +7,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
 /// <summary>
 /// The emulator driven by AMQPNetLite, an AMQP 1.0 implementation this repository did not write,
-/// for what our own client never does.
+/// for what the official SDK never does.
 /// </summary>
 public sealed class IndependentPeerTests
 {
@@ -24,7 +24,7 @@ public sealed class IndependentPeerTests
             Assert.Equal("amqp:not-found", error.Error.Condition.ToString());
 
             // AMQPNetLite answers the refusal with its own detach; the same session then serves $cbs.
-            var status = await PutTokenAsync(session, scope, $"sb://{scope.Emulator.Options.NamespaceName}/{EmulatorScope.Queue}");
+            var status = await LitePeer.PutTokenAsync(session, scope.Emulator, $"sb://{scope.Emulator.Options.NamespaceName}/{EmulatorScope.Queue}");
 
             Assert.Equal(202, status);
             Assert.False(connection.IsClosed, connection.Error?.ToString());
@@ -51,7 +51,7 @@ public sealed class IndependentPeerTests
         {
             var session = new Lite.Session(connection);
             var management = $"{EmulatorScope.Queue}{ServiceBusAmqpNames.ManagementNodeSuffix}";
-            Assert.Equal(202, await PutTokenAsync(session, scope, $"sb://{scope.Emulator.Options.NamespaceName}/{management}"));
+            Assert.Equal(202, await LitePeer.PutTokenAsync(session, scope.Emulator, $"sb://{scope.Emulator.Options.NamespaceName}/{management}"));
 
             var receiver = new Lite.ReceiverLink(session, "management-replies", new LiteFraming.Source { Address = management }, null);
             var requests = new Lite.SenderLink(session, "management-requests", management);
@@ -75,25 +75,5 @@ public sealed class IndependentPeerTests
         {
             await connection.CloseAsync();
         }
-    }
-
-    private static async Task<int> PutTokenAsync(Lite.Session session, EmulatorScope scope, string audience)
-    {
-        var receiver = new Lite.ReceiverLink(session, "cbs-replies", new LiteFraming.Source { Address = ServiceBusAmqpNames.CbsNode }, null);
-        var sender = new Lite.SenderLink(session, "cbs-requests", ServiceBusAmqpNames.CbsNode);
-        var token = SharedAccessSignature.Create(audience, scope.Emulator.Options.SharedAccessKeyName, scope.Emulator.Options.SharedAccessKey, TimeSpan.FromHours(1));
-        var request = new Lite.Message(token.ToString())
-        {
-            Properties = new LiteFraming.Properties { MessageId = "put-1", ReplyTo = "cbs-replies" },
-            ApplicationProperties = new LiteFraming.ApplicationProperties(),
-        };
-        request.ApplicationProperties[ServiceBusAmqpNames.CbsOperationKey] = ServiceBusAmqpNames.CbsPutToken;
-        request.ApplicationProperties[ServiceBusAmqpNames.CbsTokenTypeKey] = "servicebus.windows.net:sastoken";
-        request.ApplicationProperties[ServiceBusAmqpNames.CbsAudienceKey] = audience;
-        await sender.SendAsync(request);
-        var reply = await receiver.ReceiveAsync(TimeSpan.FromSeconds(30));
-        Assert.NotNull(reply);
-        receiver.Accept(reply);
-        return Convert.ToInt32(reply.ApplicationProperties[ServiceBusAmqpNames.CbsStatusCodeKey], System.Globalization.CultureInfo.InvariantCulture);
     }
 }

@@ -1,6 +1,7 @@
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 using Sdk = Azure.Messaging.ServiceBus;
+using static DroneDelivery.Emulators.ServiceBus.Tests.SdkReceiving;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
@@ -15,20 +16,24 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Connection_string_with_UseDevelopmentEmulator_keeps_the_emulator_port()
     {
-        await using var scope = await SdkScope.StartAsync();
+        await using var scope = await EmulatorScope.StartAsync();
 
         var properties = Sdk.ServiceBusConnectionStringProperties.Parse(scope.Emulator.ConnectionString);
+        var azure = Sdk.ServiceBusConnectionStringProperties.Parse("Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=orders");
 
+        Assert.Contains("UseDevelopmentEmulator=true", scope.Emulator.ConnectionString, StringComparison.Ordinal);
         Assert.Equal(scope.Emulator.AmqpEndPoint.Port, properties.Endpoint.Port);
         Assert.Equal(properties.Endpoint.Host, scope.Client.FullyQualifiedNamespace);
+        Assert.Equal("orders", azure.EntityPath);
+        Assert.Equal("contoso.servicebus.windows.net", azure.FullyQualifiedNamespace);
     }
 
     [Fact]
     public async Task Single_message_round_trips_its_properties_and_body()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var when = new DateTimeOffset(2026, 11, 25, 13, 0, 0, TimeSpan.FromHours(1));
         var id = Guid.NewGuid();
         var body = new byte[] { 0, 1, 2, 254, 255 };
@@ -100,9 +105,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Batch_from_CreateMessageBatchAsync_arrives_in_order()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
 
         using var batch = await sender.CreateMessageBatchAsync();
         for (var i = 0; i < 10; i++)
@@ -122,8 +127,8 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Too_large_a_message_is_refused_with_MessageSizeExceeded()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
 
         var error = await Assert.ThrowsAsync<Sdk.ServiceBusException>(() => sender.SendMessageAsync(new Sdk.ServiceBusMessage(new byte[300 * 1024])));
 
@@ -135,10 +140,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Abandon_defer_and_dead_letter_each_do_what_the_service_does()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
         await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("retry") { MessageId = "a" }, new Sdk.ServiceBusMessage("later") { MessageId = "d" }, new Sdk.ServiceBusMessage("poison") { MessageId = "p" }]);
 
         var retry = await receiver.ReceiveMessageAsync(Bound);
@@ -166,7 +171,7 @@ public sealed class OfficialSdkTests
         Assert.Equal("p", deadLettered!.MessageId);
         Assert.Equal("InvalidPayload", deadLettered.DeadLetterReason);
         Assert.Equal("deliveryId is missing", deadLettered.DeadLetterErrorDescription);
-        Assert.Equal(SdkScope.Queue, deadLettered.DeadLetterSource);
+        Assert.Equal(EmulatorScope.Queue, deadLettered.DeadLetterSource);
         await dlq.CompleteMessageAsync(deadLettered);
 
         Assert.True(await Eventually.TrueAsync(() => scope.Metrics is { ActiveMessages: 0, DeadLetterMessages: 0, DeferredMessages: 0 }, Bound), $"{scope.Metrics}");
@@ -178,15 +183,15 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Peek_as_a_first_operation_sees_the_messages_without_locking_them()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using (var sender = scope.Client.CreateSender(SdkScope.Queue))
+        await using var scope = await EmulatorScope.StartAsync();
+        await using (var sender = scope.Client.CreateSender(EmulatorScope.Queue))
         {
             await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("one"), new Sdk.ServiceBusMessage("two")]);
         }
 
         // A client that has done nothing else yet.
-        await using var peeker = SdkScope.CreateClient(scope.Emulator.ConnectionString);
-        await using var receiver = peeker.CreateReceiver(SdkScope.Queue);
+        await using var peeker = EmulatorScope.CreateClient(scope.Emulator.ConnectionString);
+        await using var receiver = peeker.CreateReceiver(EmulatorScope.Queue);
         var first = await receiver.PeekMessageAsync();
         var all = await receiver.PeekMessagesAsync(10, fromSequenceNumber: first!.SequenceNumber);
 
@@ -200,9 +205,9 @@ public sealed class OfficialSdkTests
     public async Task RenewMessageLockAsync_extends_the_lock_from_the_emulator_clock()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(time: time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("hold me"));
 
         var message = await receiver.ReceiveMessageAsync(Bound);
@@ -220,9 +225,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Receiver_with_PrefetchCount_gets_every_message_once()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { PrefetchCount = 10 });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { PrefetchCount = 10 });
         await sender.SendMessagesAsync(Enumerable.Range(0, 30).Select(i => new Sdk.ServiceBusMessage($"{i}")));
 
         var received = await ReceiveAsync(receiver, 30, complete: true);
@@ -235,10 +240,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Processor_with_MaxConcurrentCalls_completes_every_message_automatically()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessagesAsync(Enumerable.Range(0, 40).Select(i => new Sdk.ServiceBusMessage($"{i}")));
-        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions { MaxConcurrentCalls = 4, AutoCompleteMessages = true, PrefetchCount = 8 });
+        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new Sdk.ServiceBusProcessorOptions { MaxConcurrentCalls = 4, AutoCompleteMessages = true, PrefetchCount = 8 });
         var seen = new System.Collections.Concurrent.ConcurrentDictionary<string, int>();
         var concurrent = 0;
         var maxConcurrent = 0;
@@ -276,10 +281,10 @@ public sealed class OfficialSdkTests
         // The SDK schedules renewals on the real clock, so the emulator keeps the real clock here; the handler
         // returns only once the emulator has seen two renewals, whatever the machine's speed.
         // A 20 s lock: the SDK renews with half the remaining time to spare, 10 s of slack for a busy machine.
-        await using var scope = await SdkScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(20) });
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { LockDuration = TimeSpan.FromSeconds(20) });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("slow work"));
-        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions
+        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new Sdk.ServiceBusProcessorOptions
         {
             MaxConcurrentCalls = 1,
             AutoCompleteMessages = true,
@@ -287,7 +292,12 @@ public sealed class OfficialSdkTests
         });
         var renewed = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
         var errors = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
-        processor.ProcessMessageAsync += async _ => renewed.TrySetResult(await Eventually.TrueAsync(() => scope.Metrics.Counters.LockRenewals >= 2, Bound * 3));
+        var handled = 0;
+        processor.ProcessMessageAsync += async _ =>
+        {
+            Interlocked.Increment(ref handled);
+            renewed.TrySetResult(await Eventually.TrueAsync(() => scope.Metrics.Counters.LockRenewals >= 2, Bound * 3));
+        };
         processor.ProcessErrorAsync += args =>
         {
             errors.Enqueue(args.Exception);
@@ -301,7 +311,9 @@ public sealed class OfficialSdkTests
 
         Assert.True(completed, $"{scope.Metrics}; errors: {string.Join("; ", errors)}");
         Assert.Empty(errors);
+        Assert.Equal(1, handled);
         Assert.Equal(0, scope.Metrics.Counters.LockExpirations);
+        Assert.Equal(0, scope.Metrics.Counters.LockLostSettlements);
         Assert.Equal(1, scope.Metrics.Counters.OutgoingDeliveries);
     }
 
@@ -309,10 +321,10 @@ public sealed class OfficialSdkTests
     public async Task Processor_without_lock_renewal_reports_MessageLockLost_when_its_handler_outlives_the_lock()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(time: time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("slow"));
-        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions
+        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new Sdk.ServiceBusProcessorOptions
         {
             AutoCompleteMessages = true,
             MaxAutoLockRenewalDuration = TimeSpan.Zero,
@@ -353,9 +365,9 @@ public sealed class OfficialSdkTests
     public async Task Scheduled_message_can_be_cancelled_and_is_enqueued_when_its_time_comes()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(time: time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var at = DateTimeOffset.UtcNow.AddMinutes(10);
 
         var cancelled = await sender.ScheduleMessageAsync(new Sdk.ServiceBusMessage("never") { MessageId = "s-1" }, at);
@@ -381,10 +393,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Abandoning_MaxDeliveryCount_times_dead_letters_with_MaxDeliveryCountExceeded()
     {
-        await using var scope = await SdkScope.StartAsync(q => q with { MaxDeliveryCount = 3 });
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await using var scope = await EmulatorScope.StartAsync(q => q with { MaxDeliveryCount = 3 });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("never works") { MessageId = "x" });
 
         for (var attempt = 1; attempt <= 3; attempt++)
@@ -408,9 +420,9 @@ public sealed class OfficialSdkTests
     {
         // Only the emulator's clock moves: the SDK keeps the real one.
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(time: time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("too slow"));
 
         var message = await receiver.ReceiveMessageAsync(Bound);
@@ -430,11 +442,11 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Unknown_queue_fails_with_MessagingEntityNotFound_and_the_connection_keeps_working()
     {
-        await using var scope = await SdkScope.StartAsync();
+        await using var scope = await EmulatorScope.StartAsync();
         await using var missing = scope.Client.CreateSender("no-such-queue");
         await using var missingReceiver = scope.Client.CreateReceiver("no-such-queue");
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("before"));
 
         var send = await Assert.ThrowsAsync<Sdk.ServiceBusException>(() => missing.SendMessageAsync(new Sdk.ServiceBusMessage("lost")));
@@ -453,10 +465,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Wrong_key_fails_with_UnauthorizedAccessException()
     {
-        await using var scope = await SdkScope.StartAsync();
+        await using var scope = await EmulatorScope.StartAsync();
         var wrong = scope.Emulator.ConnectionString.Replace(ServiceBusEmulatorOptions.DevelopmentKey, "not-the-key", StringComparison.Ordinal);
-        await using var client = SdkScope.CreateClient(wrong);
-        await using var sender = client.CreateSender(SdkScope.Queue);
+        await using var client = EmulatorScope.CreateClient(wrong);
+        await using var sender = client.CreateSender(EmulatorScope.Queue);
 
         await Assert.ThrowsAsync<UnauthorizedAccessException>(() => sender.SendMessageAsync(new Sdk.ServiceBusMessage("denied")));
         Assert.Equal(0, scope.Metrics.Counters.IncomingMessages);
@@ -465,9 +477,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task ReceiveAndDelete_receiver_takes_messages_without_locks()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
         await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("one"), new Sdk.ServiceBusMessage("two")]);
 
         var received = await ReceiveAsync(receiver, 2);
@@ -480,9 +492,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Receive_that_finds_nothing_returns_empty_and_the_next_message_is_delivered_once()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
 
         var none = await receiver.ReceiveMessagesAsync(5, TimeSpan.FromMilliseconds(300));
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("late"));
@@ -501,9 +513,9 @@ public sealed class OfficialSdkTests
     public async Task Message_sent_with_ScheduledEnqueueTime_waits_for_the_emulator_clock()
     {
         var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(time: time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("later") { ScheduledEnqueueTime = DateTimeOffset.UtcNow.AddMinutes(5) });
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("now"));
 
@@ -522,11 +534,11 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Processor_abandons_what_its_handler_throws_on_and_dead_letters_on_request()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
         await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("flaky") { MessageId = "f" }, new Sdk.ServiceBusMessage("poison") { MessageId = "p" }]);
-        await using var processor = scope.Client.CreateProcessor(SdkScope.Queue, new Sdk.ServiceBusProcessorOptions { MaxConcurrentCalls = 2, AutoCompleteMessages = true });
+        await using var processor = scope.Client.CreateProcessor(EmulatorScope.Queue, new Sdk.ServiceBusProcessorOptions { MaxConcurrentCalls = 2, AutoCompleteMessages = true });
         var deliveries = new System.Collections.Concurrent.ConcurrentQueue<(string Id, int Count)>();
         processor.ProcessMessageAsync += async args =>
         {
@@ -567,10 +579,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Peek_shows_deferred_messages_and_the_dead_letter_queue_can_be_peeked()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
         await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("defer") { MessageId = "d" }, new Sdk.ServiceBusMessage("dead") { MessageId = "x" }]);
         var deferMe = await receiver.ReceiveMessageAsync(Bound);
         await receiver.DeferMessageAsync(deferMe!);
@@ -593,46 +605,29 @@ public sealed class OfficialSdkTests
     }
 
     [Fact]
-    public async Task Expired_message_is_dead_lettered_with_TTLExpiredException_when_the_queue_asks_for_it()
-    {
-        var time = new FakeTimeProvider(DateTimeOffset.UtcNow);
-        await using var scope = await SdkScope.StartAsync(q => q with { DeadLetteringOnMessageExpiration = true }, time);
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
-        await sender.SendMessageAsync(new Sdk.ServiceBusMessage("stale") { TimeToLive = TimeSpan.FromMinutes(1) });
-
-        time.Advance(TimeSpan.FromMinutes(2));
-        var deadLettered = await dlq.ReceiveMessageAsync(Bound);
-        await dlq.CompleteMessageAsync(deadLettered!);
-
-        Assert.Equal("stale", deadLettered!.Body.ToString());
-        Assert.Equal("TTLExpiredException", deadLettered.DeadLetterReason);
-        Assert.Equal(0, scope.Metrics.ActiveMessages);
-    }
-
-    [Fact]
     public async Task Wrong_key_fails_receivers_and_peeks_with_UnauthorizedAccessException_too()
     {
-        await using var scope = await SdkScope.StartAsync();
+        await using var scope = await EmulatorScope.StartAsync();
         var wrong = scope.Emulator.ConnectionString.Replace(ServiceBusEmulatorOptions.DevelopmentKey, "not-the-key", StringComparison.Ordinal);
-        await using var client = SdkScope.CreateClient(wrong);
-        await using var receiver = client.CreateReceiver(SdkScope.Queue);
+        await using var client = EmulatorScope.CreateClient(wrong);
+        await using var receiver = client.CreateReceiver(EmulatorScope.Queue);
 
         await Assert.ThrowsAsync<UnauthorizedAccessException>(() => receiver.ReceiveMessageAsync(Bound));
         await Assert.ThrowsAsync<UnauthorizedAccessException>(() => receiver.PeekMessageAsync());
     }
 
     [Fact]
-    public async Task Session_receiver_is_refused_and_the_connection_keeps_working()
+    public async Task Session_receiver_on_a_queue_without_sessions_is_refused_and_the_connection_keeps_working()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
 
-        var error = await Assert.ThrowsAnyAsync<Exception>(async () => await scope.Client.AcceptSessionAsync(SdkScope.Queue, "s-1"));
+        var error = await Assert.ThrowsAnyAsync<Exception>(async () => await scope.Client.AcceptSessionAsync(EmulatorScope.Queue, "s-1"));
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("after"));
 
-        // amqp:not-implemented, which the SDK surfaces as NotSupportedException.
-        Assert.IsType<NotSupportedException>(error);
+        // amqp:not-allowed, which the SDK surfaces as InvalidOperationException, as the service's refusal.
+        Assert.IsType<InvalidOperationException>(error);
+        Assert.Contains("does not require sessions", error.Message, StringComparison.Ordinal);
         Assert.Equal(1, scope.Metrics.ActiveMessages);
         Assert.Equal(1, scope.Emulator.ConnectionCount);
     }
@@ -640,7 +635,7 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Processor_on_an_unknown_queue_reports_MessagingEntityNotFound()
     {
-        await using var scope = await SdkScope.StartAsync();
+        await using var scope = await EmulatorScope.StartAsync();
         await using var processor = scope.Client.CreateProcessor("no-such-queue");
         var reported = new TaskCompletionSource<Sdk.ServiceBusException>(TaskCreationOptions.RunContinuationsAsynchronously);
         processor.ProcessMessageAsync += _ => Task.CompletedTask;
@@ -665,9 +660,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Several_scheduled_messages_are_cancelled_together_and_peeks_continue_where_they_left_off()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var at = DateTimeOffset.UtcNow.AddHours(1);
 
         var sequences = await sender.ScheduleMessagesAsync(Enumerable.Range(0, 4).Select(i => new Sdk.ServiceBusMessage($"{i}")), at);
@@ -685,9 +680,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Batch_filled_to_its_size_limit_is_accepted()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { ReceiveMode = Sdk.ServiceBusReceiveMode.ReceiveAndDelete });
 
         using var batch = await sender.CreateMessageBatchAsync();
         var count = 0;
@@ -707,9 +702,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Value_and_sequence_bodies_and_custom_annotations_round_trip()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
         var value = new Sdk.ServiceBusMessage(new Azure.Core.Amqp.AmqpAnnotatedMessage(Azure.Core.Amqp.AmqpMessageBody.FromValue(new Dictionary<string, object> { ["drone"] = "d-7", ["battery"] = 81 })));
         value.GetRawAmqpMessage().MessageAnnotations["x-opt-drone-hint"] = "north";
         var sequence = new Sdk.ServiceBusMessage(new Azure.Core.Amqp.AmqpAnnotatedMessage(Azure.Core.Amqp.AmqpMessageBody.FromSequence([new List<object> { 1, "two" }])));
@@ -731,10 +726,10 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Dead_letter_and_defer_apply_the_properties_to_modify()
     {
-        await using var scope = await SdkScope.StartAsync();
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
-        await using var dlq = scope.Client.CreateReceiver(SdkScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
+        await using var scope = await EmulatorScope.StartAsync();
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
+        await using var dlq = scope.Client.CreateReceiver(EmulatorScope.Queue, new Sdk.ServiceBusReceiverOptions { SubQueue = Sdk.SubQueue.DeadLetter });
         await sender.SendMessagesAsync([new Sdk.ServiceBusMessage("dead") { MessageId = "x" }, new Sdk.ServiceBusMessage("later") { MessageId = "d" }]);
 
         var dead = await receiver.ReceiveMessageAsync(Bound);
@@ -754,9 +749,9 @@ public sealed class OfficialSdkTests
     [Fact]
     public async Task Duplicate_MessageId_is_dropped_when_the_queue_requires_duplicate_detection()
     {
-        await using var scope = await SdkScope.StartAsync(q => q with { RequiresDuplicateDetection = true });
-        await using var sender = scope.Client.CreateSender(SdkScope.Queue);
-        await using var receiver = scope.Client.CreateReceiver(SdkScope.Queue);
+        await using var scope = await EmulatorScope.StartAsync(q => q with { RequiresDuplicateDetection = true });
+        await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
+        await using var receiver = scope.Client.CreateReceiver(EmulatorScope.Queue);
 
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("first") { MessageId = "same" });
         await sender.SendMessageAsync(new Sdk.ServiceBusMessage("second") { MessageId = "same" });
@@ -765,80 +760,5 @@ public sealed class OfficialSdkTests
 
         Assert.Equal(["first", "other"], received.Select(m => m.Body.ToString()));
         Assert.Equal(0, scope.Metrics.ActiveMessages);
-    }
-
-    private static async Task<List<Sdk.ServiceBusReceivedMessage>> ReceiveAsync(Sdk.ServiceBusReceiver receiver, int count, bool complete = false)
-    {
-        var received = new List<Sdk.ServiceBusReceivedMessage>();
-        while (received.Count < count)
-        {
-            var batch = await receiver.ReceiveMessagesAsync(count - received.Count, Bound);
-            Assert.NotEmpty(batch);
-            foreach (var message in batch)
-            {
-                received.Add(message);
-                if (complete)
-                {
-                    await receiver.CompleteMessageAsync(message);
-                }
-            }
-        }
-
-        return received;
-    }
-
-    private static void InterlockedMax(ref int target, int value)
-    {
-        int current;
-        while ((current = Volatile.Read(ref target)) < value && Interlocked.CompareExchange(ref target, value, current) != current)
-        {
-        }
-    }
-
-    /// <summary>An in-process emulator (as <see cref="EmulatorScope"/> starts it) and an official SDK client.</summary>
-    private sealed class SdkScope : IAsyncDisposable
-    {
-        public const string Queue = EmulatorScope.Queue;
-
-        private SdkScope(ServiceBusEmulator emulator, Sdk.ServiceBusClient client)
-        {
-            Emulator = emulator;
-            Client = client;
-        }
-
-        public ServiceBusEmulator Emulator { get; }
-
-        public Sdk.ServiceBusClient Client { get; }
-
-        public Metrics.QueueMetricsSnapshot Metrics => Emulator.GetMetrics()[Queue];
-
-        public static async Task<SdkScope> StartAsync(Func<QueueOptions, QueueOptions>? configure = null, TimeProvider? time = null)
-        {
-            var queue = new QueueOptions { Name = Queue, LockDuration = TimeSpan.FromSeconds(30), MaxDeliveryCount = 10 };
-            var options = new ServiceBusEmulatorOptions { Queues = [configure?.Invoke(queue) ?? queue], HttpPort = null, TimeProvider = time ?? TimeProvider.System };
-            var emulator = await ServiceBusEmulator.StartAsync(options);
-            return new SdkScope(emulator, CreateClient(emulator.ConnectionString));
-        }
-
-        /// <summary>
-        /// A 30 s try timeout bounds a hang on a busy machine; one quick retry keeps a failure fast
-        /// (the SDK's defaults are 60 s and three retries with back-off).
-        /// </summary>
-        public static Sdk.ServiceBusClient CreateClient(string connectionString) => new(connectionString, new Sdk.ServiceBusClientOptions
-        {
-            RetryOptions = new Sdk.ServiceBusRetryOptions
-            {
-                Mode = Sdk.ServiceBusRetryMode.Fixed,
-                TryTimeout = TimeSpan.FromSeconds(30),
-                MaxRetries = 1,
-                Delay = TimeSpan.FromMilliseconds(100),
-            },
-        });
-
-        public async ValueTask DisposeAsync()
-        {
-            await Client.DisposeAsync();
-            await Emulator.DisposeAsync();
-        }
     }
 }

@@ -1,3 +1,4 @@
+using DroneDelivery.Emulators.ServiceBus.Metrics;
 using Admin = Azure.Messaging.ServiceBus.Administration;
 using Sdk = Azure.Messaging.ServiceBus;
 
@@ -153,6 +154,39 @@ public sealed class OfficialSdkTopicTests
         Assert.Equal("heavy", first!.Body.ToString());
         Assert.Equal("heavy", first.ApplicationProperties["tagged"]);
         Assert.Equal("west", second!.Body.ToString());
+    }
+
+    [Fact]
+    public async Task Prometheus_metrics_carry_a_series_per_topic_and_subscription_as_for_queues()
+    {
+        await using var emulator = await ServiceBusEmulator.StartAsync(TopicScope.Options() with { HttpPort = 0 });
+        await using var client = Client(emulator);
+        await using var sender = client.CreateSender(TopicScope.Topic);
+        var message = new Sdk.ServiceBusMessage("fan out") { Subject = "drone" };
+        message.ApplicationProperties["priority"] = "high";
+        await sender.SendMessageAsync(message);
+        await sender.ScheduleMessageAsync(new Sdk.ServiceBusMessage("later"), DateTimeOffset.UtcNow.AddHours(1));
+        await using var receiver = client.CreateReceiver(TopicScope.Topic, TopicScope.All);
+        await receiver.CompleteMessageAsync((await receiver.ReceiveMessageAsync(Bound))!);
+
+        using var http = new HttpClient { BaseAddress = emulator.HttpEndpoint };
+        var text = await http.GetStringAsync(EmulatorMetricNames.PrometheusPath);
+
+        string Line(string name, string entity, long value) => $"{name}{{queue=\"{entity}\"}} {value}\n";
+        var all = $"{TopicScope.Topic}/Subscriptions/{TopicScope.All}";
+        var urgent = $"{TopicScope.Topic}/Subscriptions/{TopicScope.Urgent}";
+        var strict = $"{TopicScope.Topic}/Subscriptions/{TopicScope.Strict}";
+        Assert.Contains(Line(EmulatorMetricNames.IncomingMessages, TopicScope.Topic, 2), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.ScheduledMessages, TopicScope.Topic, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.ActiveMessages, TopicScope.Topic, 0), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.IncomingMessages, all, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.OutgoingDeliveries, all, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.CompletedMessages, all, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.ActiveMessages, all, 0), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.IncomingMessages, urgent, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.ActiveMessages, urgent, 1), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.IncomingMessages, strict, 0), text, StringComparison.Ordinal);
+        Assert.Contains(Line(EmulatorMetricNames.DeadLetterMessages, strict, 0), text, StringComparison.Ordinal);
     }
 
     private static async Task<List<T>> ToListAsync<T>(IAsyncEnumerable<T> items)

@@ -1,4 +1,4 @@
-using DroneDelivery.ServiceBus;
+using Azure.Messaging.ServiceBus;
 using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;

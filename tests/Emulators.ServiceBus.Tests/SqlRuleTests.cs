@@ -168,14 +168,23 @@ public sealed class SqlRuleTests
     }
 
     [Fact]
-    public void A_subscription_requiring_sessions_is_refused()
+    public void RequiresSession_is_read_from_Config_json_for_queues_and_subscriptions()
     {
         var path = Path.Combine(Path.GetTempPath(), $"sb-topics-{Guid.NewGuid():N}.json");
-        File.WriteAllText(path, """{ "UserConfig": { "Namespaces": [{ "Name": "ns", "Topics": [{ "Name": "t", "Subscriptions": [{ "Name": "s", "Properties": { "RequiresSession": true } }] }] }] } }""");
+        File.WriteAllText(path, """
+            { "UserConfig": { "Namespaces": [{ "Name": "ns",
+              "Queues": [{ "Name": "q", "Properties": { "RequiresSession": true } }, { "Name": "plain" }],
+              "Topics": [{ "Name": "t", "Subscriptions": [{ "Name": "s", "Properties": { "RequiresSession": true } }, { "Name": "other" }] }] }] } }
+            """);
         try
         {
-            var error = Assert.Throws<EmulatorConfigurationException>(() => ServiceBusEmulatorOptions.LoadConfigFile(path));
-            Assert.Contains("('s').Properties.RequiresSession: sessions are not supported", error.Message, StringComparison.Ordinal);
+            var options = ServiceBusEmulatorOptions.LoadConfigFile(path);
+            options.Validate();
+
+            Assert.True(options.Queues[0].RequiresSession);
+            Assert.False(options.Queues[1].RequiresSession);
+            Assert.True(options.Topics[0].Subscriptions[0].RequiresSession);
+            Assert.False(options.Topics[0].Subscriptions[1].RequiresSession);
         }
         finally
         {

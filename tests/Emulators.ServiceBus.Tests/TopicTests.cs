@@ -1,8 +1,8 @@
-using DroneDelivery.ServiceBus;
+using Azure.Messaging.ServiceBus;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
 
-/// <summary>Topics and subscriptions through this repository's client.</summary>
+/// <summary>Topics and subscriptions through the official .NET SDK: fan-out, filters, actions, scheduling and processing on a subscription.</summary>
 public sealed class TopicTests
 {
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(30);

@@ -58,5 +58,31 @@ public sealed class DisturbedStepTests : IDisposable
         Assert.Contains("in an earlier attempt too", LabRunner.DisturbanceNote(result), StringComparison.Ordinal);
     }
 
-    private StepResult Result(double stall) => FakeStepResults.For(_step) with { LongestStallSeconds = stall };
+    [Fact]
+    public async Task A_step_slowed_down_steadily_by_other_busy_processes_is_measured_again()
+    {
+        // The lab's timer never stalled, but other processes took a core on average: a steady slowdown.
+        var measured = new Queue<StepResult>([Result(stall: 0.4, otherCores: 1.1), Result(stall: 0.2, otherCores: 0.05)]);
+        var resets = 0;
+
+        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+
+        Assert.Equal(1, resets);
+        Assert.False(result.Disturbed);
+        Assert.Equal(1.1, result.EarlierAttemptOtherCores);
+        Assert.Contains("other processes took 1.10", result.EarlierAttemptDisturbance, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void The_note_names_what_disturbed_the_step()
+    {
+        var both = Result(stall: 3.2, otherCores: 0.8);
+
+        Assert.True(both.Disturbed);
+        Assert.Contains("stood still for up to 3.2 s", LabRunner.DisturbanceNote(both), StringComparison.Ordinal);
+        Assert.Contains("other processes took 0.80", LabRunner.DisturbanceNote(both), StringComparison.Ordinal);
+        Assert.False(Result(stall: 1.9, otherCores: 0.49).Disturbed);
+    }
+
+    private StepResult Result(double stall, double otherCores = 0) => FakeStepResults.For(_step) with { LongestStallSeconds = stall, OtherCores = otherCores };
 }

@@ -44,6 +44,9 @@ internal sealed class LabProcess : IDisposable
 
     public int Id => _process.Id;
 
+    /// <summary>The value of the variable every process the lab starts inherits, to find them (<see cref="Leftovers(string)"/>).</summary>
+    public string Marker => _marker;
+
     public string Output
     {
         get
@@ -81,10 +84,13 @@ internal sealed class LabProcess : IDisposable
     }
 
     /// <summary>Processes still alive that the lab (or anything it started) started.</summary>
-    public IReadOnlyList<string> Leftovers()
+    public IReadOnlyList<string> Leftovers() => Leftovers(_marker);
+
+    /// <summary>Processes still alive that carry <paramref name="marker"/>: a lab and everything it started.</summary>
+    public static IReadOnlyList<string> Leftovers(string marker)
     {
         var found = new List<string>();
-        var needle = Encoding.ASCII.GetBytes($"{MarkerVariable}={_marker}");
+        var needle = Encoding.ASCII.GetBytes($"{MarkerVariable}={marker}");
         foreach (var directory in Directory.EnumerateDirectories("/proc"))
         {
             if (!int.TryParse(Path.GetFileName(directory), out var pid) || pid == Environment.ProcessId)

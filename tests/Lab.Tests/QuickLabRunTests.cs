@@ -17,6 +17,16 @@ namespace DroneDelivery.Lab.Tests;
 /// </summary>
 public sealed class QuickLabRun : IAsyncLifetime
 {
+    /// <summary>.ci/run's time-out for the lab's test session (RunConfiguration.TestSessionTimeout).</summary>
+    internal static readonly TimeSpan SessionTimeout = TimeSpan.FromSeconds(900);
+
+    /// <summary>
+    /// The quick run gets what the session's other lab tests leave of its time-out, less a minute for
+    /// starting the test host, so a run too slow for the session fails here with its output rather than
+    /// being cut off by the time-out with none.
+    /// </summary>
+    internal static readonly TimeSpan Bound = SessionTimeout - LabInterruptTests.Bound - LabHostKilledTests.Bound - TimeSpan.FromMinutes(1);
+
     public int PrometheusPort { get; } = DroneDelivery.LocalSystem.FreePort.Next();
 
     public DateTimeOffset Started { get; private set; }
@@ -39,7 +49,7 @@ public sealed class QuickLabRun : IAsyncLifetime
         using var lab = new LabProcess(
             "run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output,
             "--prometheus", PrometheusPort.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        ExitCode = await lab.ExitCodeAsync(TimeSpan.FromMinutes(20));
+        ExitCode = await lab.ExitCodeAsync(Bound);
         Ended = DateTimeOffset.UtcNow;
         Console = lab.Output;
         Leftovers = lab.Leftovers();
@@ -158,6 +168,9 @@ public sealed class QuickLabRunTests(QuickLabRun run)
 [Trait("Category", "Lab")]
 public sealed class LabInterruptTests
 {
+    /// <summary>How long this test may take (see <see cref="QuickLabRun.Bound"/>).</summary>
+    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(2.5);
+
     [Fact]
     public async Task Ctrl_C_stops_the_lab_and_every_process_it_started()
     {
@@ -166,7 +179,7 @@ public sealed class LabInterruptTests
         {
             using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--output", output);
             Assert.True(
-                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 3 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(3), TimeSpan.FromMilliseconds(200)),
+                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 3 × workflow", StringComparison.Ordinal), Bound - TimeSpan.FromMinutes(1), TimeSpan.FromMilliseconds(200)),
                 lab.Output);
             Assert.NotEmpty(lab.Leftovers());
 

@@ -45,8 +45,8 @@ public sealed class StepCatalogTests : IDisposable
 
         Assert.Equal("A3 — parallel cross-partition queries", step.Title);
         Assert.Equal(3, step.Replicas(ServiceKind.DroneScheduler));
-        Assert.Equal("2500", step.CosmosContainer("utilization")["throughput"]);
-        Assert.Equal("9", step.CosmosContainer("utilization")["physicalPartitions"]);
+        Assert.Equal(2500L, step.CosmosContainer("utilization")["throughput"]);
+        Assert.Equal(9L, step.CosmosContainer("utilization")["physicalPartitions"]);
         Assert.Equal(
             new Dictionary<string, string>
             {

@@ -268,6 +268,18 @@ public class LoadRunnerTests
     }
 
     [Fact]
+    public void An_empty_histogram_is_summarised_as_nothing_measured()
+    {
+        // A step in which no accepted request completed (every one refused, or the system too slow)
+        // has an empty completion histogram; its report must still be written.
+        var report = LatencyReport.From(new LongHistogram(TimeSpan.FromMinutes(10).Ticks / 10, 3));
+
+        Assert.Equal(0, report.Count);
+        Assert.Equal(0, report.P99Ms);
+        Assert.Empty(report.Percentiles);
+    }
+
+    [Fact]
     public async Task A_target_too_busy_to_accept_connections_counts_connection_errors_after_the_connect_timeout()
     {
         // A listener that never accepts, with its one-place backlog taken: the kernel leaves further

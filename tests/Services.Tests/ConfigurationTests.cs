@@ -1,6 +1,7 @@
 using System.Net;
+using System.Net.Sockets;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.DroneScheduler;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using Microsoft.Azure.Cosmos;
 using Microsoft.Extensions.DependencyInjection;
@@ -87,5 +88,102 @@ public sealed class ConfigurationTests(CosmosFixture cosmos)
 
         Assert.Equal("contoso.servicebus.windows.net", client.FullyQualifiedNamespace);
         Assert.Equal("requests", processor.EntityPath);
+    }
+
+    [Fact]
+    public async Task The_retry_settings_reach_the_service_bus_client()
+    {
+        // A namespace that takes each connection and drops it at once: every attempt fails transiently, so the
+        // connections it counts are the client's attempts, one plus MaxRetries.
+        using var dropping = new ConnectionCounter(hold: false);
+        await using var service = ServiceApp.Build(Definitions.Ingestion, new Dictionary<string, string?>
+        {
+            ["ServiceBus:ConnectionString"] = dropping.ConnectionString,
+            ["ServiceBus:Retry:Mode"] = "Fixed",
+            ["ServiceBus:Retry:MaxRetries"] = "2",
+            ["ServiceBus:Retry:Delay"] = "00:00:00.010",
+        });
+        await using var sender = service.Services.GetRequiredService<ServiceBusClient>().CreateSender("requests");
+
+        await Assert.ThrowsAnyAsync<Exception>(() => sender.SendMessageAsync(new ServiceBusMessage("x")));
+
+        Assert.Equal(3, dropping.Connections);
+    }
+
+    [Fact]
+    public async Task The_try_timeout_setting_ends_an_attempt_the_namespace_never_answers()
+    {
+        // A namespace that takes the connection and never answers: only the 2 s try timeout ends the send. The
+        // SDK's default, a minute per attempt and three retries, would outlast the bound, which only catches that.
+        using var silent = new ConnectionCounter(hold: true);
+        await using var service = ServiceApp.Build(Definitions.Ingestion, new Dictionary<string, string?>
+        {
+            ["ServiceBus:ConnectionString"] = silent.ConnectionString,
+            ["ServiceBus:Retry:MaxRetries"] = "0",
+            ["ServiceBus:Retry:TryTimeout"] = "00:00:02",
+        });
+        await using var sender = service.Services.GetRequiredService<ServiceBusClient>().CreateSender("requests");
+
+        var send = sender.SendMessageAsync(new ServiceBusMessage("x"));
+        var ended = await Task.WhenAny(send, Task.Delay(TimeSpan.FromSeconds(60)));
+
+        Assert.Same(send, ended);
+        await Assert.ThrowsAnyAsync<Exception>(() => send);
+        Assert.Equal(1, silent.Connections);
+    }
+
+    /// <summary>A TCP port on 127.0.0.1 that counts connections and either drops each at once or holds it open in silence.</summary>
+    private sealed class ConnectionCounter : IDisposable
+    {
+        private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+        private readonly List<TcpClient> _held = [];
+        private int _connections;
+
+        public ConnectionCounter(bool hold)
+        {
+            _listener.Start();
+            _ = AcceptAsync(hold);
+        }
+
+        public int Connections => Volatile.Read(ref _connections);
+
+        public string ConnectionString =>
+            $"Endpoint=sb://127.0.0.1:{((IPEndPoint)_listener.LocalEndpoint).Port};SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true";
+
+        public void Dispose()
+        {
+            _listener.Stop();
+            lock (_held)
+            {
+                _held.ForEach(c => c.Dispose());
+            }
+        }
+
+        private async Task AcceptAsync(bool hold)
+        {
+            try
+            {
+                while (true)
+                {
+                    var client = await _listener.AcceptTcpClientAsync();
+                    Interlocked.Increment(ref _connections);
+                    if (hold)
+                    {
+                        lock (_held)
+                        {
+                            _held.Add(client);
+                        }
+                    }
+                    else
+                    {
+                        client.Dispose();
+                    }
+                }
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                // Stopped.
+            }
+        }
     }
 }

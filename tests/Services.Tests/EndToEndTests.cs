@@ -2,7 +2,6 @@ using System.Diagnostics;
 using System.Net;
 using DroneDelivery.Contracts;
 using DroneDelivery.DroneScheduler;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using DroneDelivery.TestSupport;
 using static DroneDelivery.Services.Tests.Infrastructure.SystemHelpers;
@@ -48,16 +47,16 @@ public sealed class EndToEndTests(SystemFixture system)
         trace.StopRoot();
 
         // The processing span ends last: after the delivery is scheduled and the message completed.
-        Assert.True(await Eventually.TrueAsync(() => trace.Spans.Any(s => s.DisplayName == ServiceBusTelemetry.ProcessActivity), Patience));
+        Assert.True(await Eventually.TrueAsync(() => trace.Spans.Any(s => s.DisplayName == "ServiceBusProcessor.ProcessMessage"), Patience));
         var spans = trace.Spans;
-        var process = Assert.Single(spans, s => s.DisplayName == ServiceBusTelemetry.ProcessActivity);
+        var process = Assert.Single(spans, s => s.DisplayName == "ServiceBusProcessor.ProcessMessage");
         Assert.Equal(ActivityKind.Consumer, process.Kind);
         Assert.Equal(id, process.GetTagItem("dronedelivery.delivery_id"));
         Assert.Contains(spans, s => s.DisplayName == "POST /api/deliveryrequests");
         Assert.Contains(spans, s => s.DisplayName == "PUT /api/packages/{id}");
         Assert.Contains(spans, s => s.DisplayName == "PUT /api/dronedeliveries/{deliveryId}");
         Assert.Contains(spans, s => s.Kind == ActivityKind.Server && s.DisplayName == "PUT /api/deliveries/{id}");
-        Assert.Contains(spans, s => s.DisplayName == ServiceBusTelemetry.CompleteActivity);
+        Assert.Contains(spans, s => s.DisplayName == "ServiceBusReceiver.Complete");
     }
 
     [Fact]

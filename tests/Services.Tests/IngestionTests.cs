@@ -1,10 +1,11 @@
 using System.Diagnostics;
 using System.Net;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
+using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
 using DroneDelivery.Ingestion;
 using DroneDelivery.LocalSystem;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.DependencyInjection;
@@ -31,7 +32,7 @@ public sealed class IngestionTests(SystemFixture system)
         Assert.Equal((id, "application/json"), (message.MessageId, message.ContentType));
         Assert.Equal(DeliveryMessages.Delivery, message.ApplicationProperties[DeliveryMessages.OperationProperty]);
         Assert.Equal(id, message.ApplicationProperties[DeliveryMessages.DeliveryIdProperty]);
-        Assert.True(ActivityContext.TryParse((string)message.ApplicationProperties[ServiceBusTelemetry.DiagnosticIdProperty], null, out _));
+        Assert.True(ActivityContext.TryParse((string)message.ApplicationProperties[ServiceBusClientTelemetry.DiagnosticIdProperty], null, out _));
         var body = message.Body.ToObjectFromJson<DeliveryRequestMessage>(ContractJson.Options)!;
         Assert.Equal(id, body.DeliveryId);
         Assert.Equal(request with { }, new DeliveryRequest
@@ -47,7 +48,7 @@ public sealed class IngestionTests(SystemFixture system)
         // The clock never moves, so no batch can be sent for its delay: only full batches go out.
         var time = new FakeTimeProvider();
         await using var ingestion = await StartIngestionAsync("batching", time, new() { ["Batching:MaxBatchSize"] = "5", ["Batching:MaxBatchDelay"] = "00:00:01" });
-        using var metrics = new MetricRecorder(IngestionTelemetry.BatchSize);
+        using var metrics = new MetricRecorder(IngestionTelemetry.BatchSize, ServiceBusClientTelemetry.MessagesSent);
 
         var responses = await Task.WhenAll(Enumerable.Range(0, 10).Select(_ =>
             ingestion.Client.PostJsonAsync("api/deliveryrequests", NewRequest("owner-b", DateTimeOffset.UtcNow))));
@@ -56,6 +57,7 @@ public sealed class IngestionTests(SystemFixture system)
         var batches = await BatchesAsync(metrics, 2);
         Assert.Equal([5.0, 5.0], batches.Select(b => b.Value));
         Assert.All(batches, b => Assert.Equal("size", b.Tags["flush"]));
+        Assert.Equal(10, metrics.Sum(ServiceBusClientTelemetry.MessagesSent, (ServiceBusClientTelemetry.DestinationTag, "batching")));
     }
 
     [Fact]

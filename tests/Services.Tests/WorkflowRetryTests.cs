@@ -1,10 +1,11 @@
 using System.Collections.Concurrent;
 using System.Globalization;
 using System.Net;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
+using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.Emulators.ServiceBus;
 using DroneDelivery.Ingestion;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using DroneDelivery.TestSupport;
 using DroneDelivery.Workflow;
@@ -34,7 +35,8 @@ public sealed class WorkflowRetryTests(SystemFixture system)
             ["Redelivery:BaseDelay"] = "00:00:10",
             ["Redelivery:MaxDelay"] = "00:01:00",
         });
-        using var metrics = new MetricRecorder(WorkflowTelemetry.Retries);
+        using var metrics = new MetricRecorder(WorkflowTelemetry.Retries, ServiceBusClientTelemetry.MessagesReceived, ServiceBusClientTelemetry.MessagesSent,
+            ServiceBusClientTelemetry.MessagesCompleted, ServiceBusClientTelemetry.MessagesAbandoned, ServiceBusClientTelemetry.MessagesDeadLettered);
         var id = NewId();
         var started = bench.Time.GetUtcNow();
 
@@ -63,6 +65,44 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         await system.Delivery.WaitForStatusAsync(id, _ => true);
         Assert.Equal((2L, 0L, 0L), (bench.Counters.OutgoingDeliveries, bench.Counters.Abandoned, bench.Counters.DeadLettered));
         Assert.Equal(2, bench.PackagePuts.Count);
+
+        // What the Workflow counts as a Service Bus client: two deliveries received and completed, one retry sent.
+        double Client(string instrument) => metrics.Sum(instrument, (ServiceBusClientTelemetry.DestinationTag, Queue));
+        Assert.True(await Eventually.TrueAsync(() => Client(ServiceBusClientTelemetry.MessagesCompleted) == 2, Patience));
+        Assert.Equal((2.0, 1.0, 0.0, 0.0), (
+            Client(ServiceBusClientTelemetry.MessagesReceived), Client(ServiceBusClientTelemetry.MessagesSent),
+            Client(ServiceBusClientTelemetry.MessagesAbandoned), Client(ServiceBusClientTelemetry.MessagesDeadLettered)));
+    }
+
+    [Fact]
+    public async Task A_settlement_after_the_lock_expired_is_counted_as_lock_lost_and_the_message_comes_again()
+    {
+        // No lock renewal: the handler is held inside its first package call while the emulator's clock passes the
+        // 5-minute lock, so the settlement that follows finds the lock gone.
+        await using var bench = await Bench.StartAsync(system, new()
+        {
+            ["Processor:MaxAutoLockRenewalDuration"] = "00:00:00",
+            ["Redelivery:BaseDelay"] = "00:10:00",
+            ["Redelivery:MaxDelay"] = "00:10:00",
+        });
+        using var metrics = new MetricRecorder(WorkflowTelemetry.Messages, ServiceBusClientTelemetry.LockLost, ServiceBusClientTelemetry.MessagesCompleted);
+        var held = bench.HoldNextPut();
+        var id = NewId();
+
+        await bench.SendAsync(id);
+        await held.Entered.Task.WaitAsync(Patience);
+        bench.Time.Advance(TimeSpan.FromMinutes(5) + bench.Bus.Options.SweepInterval);
+        Assert.True(await Eventually.TrueAsync(() => bench.Counters.LockExpirations == 1, Patience), "The lock never expired.");
+        bench.Failing = false;
+        held.Release.SetResult();
+
+        // The held call fails (503): a retry is scheduled, and completing the original finds the lock lost. The
+        // broker delivers the original again, which now succeeds.
+        await system.Delivery.WaitForStatusAsync(id, _ => true);
+        Assert.True(await Eventually.TrueAsync(() => metrics.Sum(ServiceBusClientTelemetry.MessagesCompleted, (ServiceBusClientTelemetry.DestinationTag, Queue)) == 1, Patience));
+        Assert.Equal(1, metrics.Sum(ServiceBusClientTelemetry.LockLost, (ServiceBusClientTelemetry.DestinationTag, Queue)));
+        Assert.Equal(1, metrics.Sum(WorkflowTelemetry.Messages, ("operation", "delivery"), ("outcome", WorkflowTelemetry.Outcomes.LockLost)));
+        Assert.Equal((1L, 2L, 1L), (bench.Counters.LockLostSettlements, bench.Counters.OutgoingDeliveries, bench.Counters.Completed));
     }
 
     [Fact]
@@ -208,6 +248,16 @@ public sealed class WorkflowRetryTests(SystemFixture system)
 
         public volatile bool Failing = true;
 
+        private Hold? _hold;
+
+        /// <summary>The next package PUT waits until <see cref="Hold.Release"/> is set, then fails (503).</summary>
+        public Hold HoldNextPut()
+        {
+            var hold = new Hold();
+            Volatile.Write(ref _hold, hold);
+            return hold;
+        }
+
         /// <summary>Every PUT the package backend received: the package id (the delivery id here) and the clock's time.</summary>
         public ConcurrentQueue<(string PackageId, DateTimeOffset At)> PackagePuts { get; } = new();
 
@@ -283,6 +333,11 @@ public sealed class WorkflowRetryTests(SystemFixture system)
                 }
 
                 PackagePuts.Enqueue((context.Request.Path.Value!.Split('/')[^1], Time.GetUtcNow()));
+                if (Interlocked.Exchange(ref _hold, null) is { } hold)
+                {
+                    return hold;
+                }
+
                 return Failing ? Results.StatusCode(StatusCodes.Status503ServiceUnavailable) : null;
             }));
             var all = new Dictionary<string, string?>
@@ -309,6 +364,21 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         {
             _resources.Add(resource);
             return resource;
+        }
+    }
+
+    /// <summary>A backend answer that signals it has been reached, waits to be released, then is a 503.</summary>
+    private sealed class Hold : IResult
+    {
+        public TaskCompletionSource Entered { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public TaskCompletionSource Release { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public async Task ExecuteAsync(HttpContext context)
+        {
+            Entered.TrySetResult();
+            await Release.Task;
+            context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
         }
     }
 }

@@ -1,8 +1,9 @@
 using System.Net;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Cosmos;
+using DroneDelivery.Contracts.Messaging;
 using DroneDelivery.Ingestion;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.Services.Tests.Infrastructure;
 using DroneDelivery.TestSupport;
 using DroneDelivery.Workflow;
@@ -135,6 +136,7 @@ public sealed class WorkflowTests(SystemFixture system)
     public async Task Unreadable_invalid_and_unknown_messages_are_dead_lettered_with_their_reason()
     {
         await using var workflow = await system.StartWorkflowAsync("poison");
+        using var metrics = new MetricRecorder(ServiceBusClientTelemetry.MessagesReceived, ServiceBusClientTelemetry.MessagesDeadLettered);
         var notJson = Message("delivery", "{ this is not json");
         var missingFields = Message("delivery", """{"deliveryId":"d-1","ownerId":"o-1"}""");
         var unknown = Message("teleport", """{"deliveryId":"d-2"}""");
@@ -157,6 +159,9 @@ public sealed class WorkflowTests(SystemFixture system)
         Assert.Contains("packageInfo", dead[missingFields.MessageId!].DeadLetterErrorDescription);
         Assert.Equal(DeliveryWorkflow.Reasons.UnknownOperation, dead[unknown.MessageId!].DeadLetterReason);
         Assert.Contains("teleport", dead[unknown.MessageId!].DeadLetterErrorDescription);
+        // Counted once the settlement has returned, which may be just after the dead-lettered copy was read.
+        Assert.True(await Eventually.TrueAsync(() => metrics.Sum(ServiceBusClientTelemetry.MessagesDeadLettered, (ServiceBusClientTelemetry.DestinationTag, "poison")) == 3, Patience));
+        Assert.Equal(3, metrics.Sum(ServiceBusClientTelemetry.MessagesReceived, (ServiceBusClientTelemetry.DestinationTag, "poison")));
 
         static ServiceBusMessage Message(string operation, string body)
         {
@@ -194,12 +199,16 @@ public sealed class WorkflowTests(SystemFixture system)
     public async Task Not_ready_while_the_queue_cannot_be_processed()
     {
         await using var workflow = await system.StartWorkflowAsync("no-such-queue");
+        var processor = workflow.Services.GetRequiredService<DeliveryProcessor>().Processor;
 
-        Assert.True(await Eventually.TrueAsync(() => workflow.Services.GetRequiredService<DeliveryProcessor>().StartError is not null, Patience));
+        // The processor runs (the SDK keeps retrying in the background), yet the queue cannot be read.
+        Assert.True(await Eventually.TrueAsync(() => processor.IsProcessing, Patience));
         var ready = await workflow.Client.GetAsync("health/ready");
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, ready.StatusCode);
-        Assert.Contains("Not processing no-such-queue", await ready.Content.ReadAsStringAsync());
+        var report = await ready.Content.ReadAsStringAsync();
+        Assert.Contains("Not processing no-such-queue", report);
+        Assert.Contains("MessagingEntityNotFound", report);
         Assert.Equal(HttpStatusCode.OK, (await system.Workflow.Client.GetAsync("health/ready")).StatusCode);
     }
 

@@ -185,10 +185,13 @@ public sealed record ShapeReport(
     double RampSeconds,
     double HoldSeconds)
 {
+    /// <summary>Open model with users: requests per second each user asks for (<see cref="OpenLoad.RatePerUser"/>).</summary>
+    public double? RatePerUser { get; init; }
+
     public static ShapeReport From(LoadShape shape) => shape switch
     {
         ClosedLoad c => new ShapeReport("closed", c.UsersFrom, c.UsersTo, c.ThinkTime.TotalMilliseconds, null, null, c.Ramp.TotalSeconds, c.Hold.TotalSeconds),
-        OpenLoad o => new ShapeReport("open", null, null, null, o.RateFrom, o.RateTo, o.Ramp.TotalSeconds, o.Hold.TotalSeconds),
+        OpenLoad o => new ShapeReport("open", null, null, null, o.RateFrom, o.RateTo, o.Ramp.TotalSeconds, o.Hold.TotalSeconds) { RatePerUser = o.RatePerUser },
         _ => throw new ArgumentException($"Unknown load shape {shape.GetType().Name}.", nameof(shape)),
     };
 }
@@ -213,6 +216,13 @@ public sealed record LatencyReport(
     public static LatencyReport From(HistogramBase microseconds)
     {
         ArgumentNullException.ThrowIfNull(microseconds);
+        if (microseconds.TotalCount == 0)
+        {
+            // Nothing was recorded (every request failed, or none completed): HdrHistogram has no
+            // percentiles to give and throws if asked.
+            return new LatencyReport(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, []);
+        }
+
         return new LatencyReport(
             microseconds.TotalCount,
             Ms(microseconds.GetMinValue()),

@@ -56,7 +56,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         _http = DriverHttp.CreateInvoker(plan.Http.MaxConnections ?? concurrency, plan.Http);
     }
 
-    int? ILoadGauges.ActiveUsers => _plan.Shape is ClosedLoad ? Volatile.Read(ref _activeUsers) : null;
+    int? ILoadGauges.ActiveUsers => _plan.Shape switch
+    {
+        ClosedLoad => Volatile.Read(ref _activeUsers),
+        // Users on a schedule: how many are asking now (the in-flight limit).
+        OpenLoad { RatePerUser: not null } open => open.UsersAt(Min(Clock.ToTimeSpan(_clock.Now - _startTimestamp), open.Duration - TimeSpan.FromTicks(1))),
+        _ => null,
+    };
 
     int ILoadGauges.InFlight => Volatile.Read(ref _inFlight);
 
@@ -291,9 +297,10 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     /// <returns>Requests the schedule intended before the end but never sent (in-flight limit reached).</returns>
     private async Task<long> RunOpenAsync(OpenLoad shape)
     {
-        var slots = new SemaphoreSlim(_plan.Http.MaxInFlight, _plan.Http.MaxInFlight);
+        var slots = new InFlightLimit(Limit(shape, TimeSpan.Zero));
         var endSeconds = _loadDuration.TotalSeconds;
         long sequence = 0;
+        long missed = 0;
         while (true)
         {
             if (sequence >= _plan.Bounds.MaxRequests)
@@ -316,7 +323,18 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             try
             {
                 await WaitUntilAsync(intended).ConfigureAwait(false);
-                if (!await WaitForSlotAsync(slots).ConfigureAwait(false))
+                if (shape.RatePerUser is not null)
+                {
+                    // Users: one request each at a time; an arrival due while all of them wait is missed.
+                    slots.SetLimit(Limit(shape, TimeSpan.FromSeconds(seconds)));
+                    if (!slots.TryTake())
+                    {
+                        missed++;
+                        sequence++;
+                        continue;
+                    }
+                }
+                else if (!await WaitForSlotAsync(slots).ConfigureAwait(false))
                 {
                     // The in-flight limit held until the end: what is left of the schedule goes unsent.
                     Stop(_timeStopReason);
@@ -329,7 +347,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
             }
 
             _recorder.RecordSendLag(intended, _clock.Now);
-            Interlocked.Exchange(ref _claimed, sequence + 1);
+            Interlocked.Increment(ref _claimed);
             _ = SendScheduledAsync(sequence, intended, slots);
             sequence++;
         }
@@ -354,7 +372,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
 
         // Everything the schedule meant to send before the end (and within the request bound) that did not go out.
         var intendedTotal = Math.Min((long)Math.Ceiling(shape.ArrivalsBy(_loadDuration) - 1e-9), _plan.Bounds.MaxRequests);
-        return Math.Max(intendedTotal - sequence, 0);
+        return Math.Max(intendedTotal - sequence, 0) + missed;
     }
 
     private async Task WaitUntilAsync(long timestamp)
@@ -374,9 +392,9 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
     }
 
     /// <summary>Takes an in-flight slot, waiting for one at most until the end of the load; false if none came.</summary>
-    private async Task<bool> WaitForSlotAsync(SemaphoreSlim slots)
+    private async Task<bool> WaitForSlotAsync(InFlightLimit slots)
     {
-        if (slots.Wait(0))
+        if (slots.TryTake())
         {
             return true;
         }
@@ -391,7 +409,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         using var wait = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, end.Token);
         try
         {
-            await slots.WaitAsync(wait.Token).ConfigureAwait(false);
+            await slots.TakeAsync(wait.Token).ConfigureAwait(false);
             return true;
         }
         catch (OperationCanceledException) when (!_abort.IsCancellationRequested)
@@ -400,9 +418,13 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         }
     }
 
+    /// <summary>The most requests in flight at <paramref name="elapsed"/>: the users asking then, within <see cref="HttpSettings.MaxInFlight"/>.</summary>
+    private int Limit(OpenLoad shape, TimeSpan elapsed) =>
+        Math.Min(_plan.Http.MaxInFlight, shape.UsersAt(Min(elapsed, shape.Duration - TimeSpan.FromTicks(1))) ?? int.MaxValue);
+
     private TimeSpan UntilEnd() => Clock.ToTimeSpan(Math.Max(_startTimestamp + _loadDurationTicks - _clock.Now, 0));
 
-    private async Task SendScheduledAsync(long sequence, long intendedTimestamp, SemaphoreSlim slots)
+    private async Task SendScheduledAsync(long sequence, long intendedTimestamp, InFlightLimit slots)
     {
         try
         {
@@ -410,7 +432,7 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         }
         finally
         {
-            slots.Release();
+            slots.Return();
         }
     }
 
@@ -423,18 +445,18 @@ internal sealed class LoadRun : ILoadGauges, IAsyncDisposable
         {
             RequestOutcome outcome;
             using (var limit = new CancellationTokenSource(_plan.Http.RequestTimeout, _clock.Time))
-            using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, limit.Token))
+            using (var expiry = CancellationTokenSource.CreateLinkedTokenSource(_abort.Token, limit.Token))
             {
                 try
                 {
-                    var status = await _scenarioRun.SendAsync(_http, sequence, intendedTimestamp, timeout.Token).ConfigureAwait(false);
+                    var status = await _scenarioRun.SendAsync(_http, sequence, intendedTimestamp, expiry.Token).ConfigureAwait(false);
                     outcome = RequestOutcome.Response(status);
                 }
                 catch (OperationCanceledException) when (_abort.IsCancellationRequested)
                 {
                     outcome = RequestOutcome.Cancelled;
                 }
-                catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+                catch (OperationCanceledException) when (expiry.IsCancellationRequested)
                 {
                     outcome = RequestOutcome.Timeout;
                 }

@@ -88,3 +88,9 @@ public class AmqpException(Error error, Exception? inner = null) : Exception(err
 
     public AmqpSymbol Condition => Error.Condition;
 }
+
+/// <summary>
+/// A session error (spec 2.8.17: unattached-handle, handle-in-use, window-violation, errant-link). It ends the
+/// session it happened on, with an end carrying it; the connection and its other sessions carry on.
+/// </summary>
+public sealed class AmqpSessionException(AmqpSymbol condition, string description) : AmqpException(condition, description);

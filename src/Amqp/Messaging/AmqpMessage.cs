@@ -23,11 +23,7 @@ public sealed class AmqpMessage
 
     public Dictionary<object, object?>? Footer { get; set; }
 
-    public MessageHeader EnsureHeader() => Header ??= new MessageHeader();
-
     public MessageProperties EnsureProperties() => Properties ??= new MessageProperties();
-
-    public Dictionary<object, object?> EnsureMessageAnnotations() => MessageAnnotations ??= [];
 
     public Dictionary<string, object?> EnsureApplicationProperties() => ApplicationProperties ??= new(StringComparer.Ordinal);
 

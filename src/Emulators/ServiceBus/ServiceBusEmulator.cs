@@ -49,7 +49,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     /// <summary>The HTTP base address (metrics, health), or null when HTTP is disabled.</summary>
     public Uri? HttpEndpoint { get; private set; }
 
-    /// <summary>A connection string for the official SDK (or this repository's client): plain AMQP, development emulator mode.</summary>
+    /// <summary>A connection string for the official SDKs: plain AMQP, development emulator mode.</summary>
     public string ConnectionString =>
         $"Endpoint=sb://{Options.Host}:{AmqpEndPoint.Port};SharedAccessKeyName={Options.SharedAccessKeyName};SharedAccessKey={Options.SharedAccessKey};UseDevelopmentEmulator=true";
 

@@ -263,6 +263,12 @@ public sealed partial record QueueOptions
 
     public TimeSpan DuplicateDetectionHistoryTimeWindow { get; init; } = TimeSpan.FromMinutes(10);
 
+    /// <summary>
+    /// Messages are grouped by their SessionId and received through session receivers only (one at a time per session,
+    /// in order, under a session lock of <see cref="LockDuration"/>); a message without a SessionId is refused.
+    /// </summary>
+    public bool RequiresSession { get; init; }
+
     /// <summary>What the entity is called in messages ("Queue", "Topic", "Subscription").</summary>
     internal string Kind { get; init; } = "Queue";
 
@@ -309,11 +315,6 @@ public sealed partial record QueueOptions
         }
 
         where = $"{where} ('{name}').Properties";
-        if (ServiceBusEmulatorOptions.OptionalBool(p, "RequiresSession", where) == true)
-        {
-            throw new EmulatorConfigurationException($"{where}.RequiresSession: sessions are not supported by this emulator.");
-        }
-
         foreach (var forward in new[] { "ForwardTo", "ForwardDeadLetteredMessagesTo" })
         {
             if (!string.IsNullOrEmpty(ServiceBusEmulatorOptions.OptionalString(p, forward, where)))
@@ -331,6 +332,7 @@ public sealed partial record QueueOptions
             DeadLetteringOnMessageExpiration = ServiceBusEmulatorOptions.OptionalBool(p, "DeadLetteringOnMessageExpiration", where) ?? false,
             RequiresDuplicateDetection = ServiceBusEmulatorOptions.OptionalBool(p, "RequiresDuplicateDetection", where) ?? false,
             DuplicateDetectionHistoryTimeWindow = ServiceBusEmulatorOptions.OptionalDuration(p, "DuplicateDetectionHistoryTimeWindow", where) ?? options.DuplicateDetectionHistoryTimeWindow,
+            RequiresSession = ServiceBusEmulatorOptions.OptionalBool(p, "RequiresSession", where) ?? false,
         };
     }
 

@@ -93,6 +93,12 @@ public sealed record SubscriptionOptions
 
     public bool DeadLetteringOnMessageExpiration { get; init; }
 
+    /// <summary>
+    /// Copies are grouped by SessionId and received through session receivers only; a copy without a SessionId is
+    /// dead-lettered (reason "Session id is null."), as the service does.
+    /// </summary>
+    public bool RequiresSession { get; init; }
+
     /// <summary>The rules; none means the default rule <c>$Default</c> (true filter).</summary>
     public IReadOnlyList<RuleOptions> Rules { get; init; } = [];
 
@@ -107,6 +113,7 @@ public sealed record SubscriptionOptions
         MaxDeliveryCount = MaxDeliveryCount,
         DefaultMessageTimeToLive = DefaultMessageTimeToLive,
         DeadLetteringOnMessageExpiration = DeadLetteringOnMessageExpiration,
+        RequiresSession = RequiresSession,
     };
 
     /// <summary>The rules in force: the configured ones, or <c>$Default</c>.</summary>
@@ -139,11 +146,6 @@ public sealed record SubscriptionOptions
         if (subscription.TryGetProperty("Properties", out var p) && p.ValueKind == JsonValueKind.Object)
         {
             var at = where + ".Properties";
-            if (ServiceBusEmulatorOptions.OptionalBool(p, "RequiresSession", at) == true)
-            {
-                throw new EmulatorConfigurationException($"{at}.RequiresSession: sessions are not supported by this emulator.");
-            }
-
             foreach (var forward in new[] { "ForwardTo", "ForwardDeadLetteredMessagesTo" })
             {
                 if (!string.IsNullOrEmpty(ServiceBusEmulatorOptions.OptionalString(p, forward, at)))
@@ -159,6 +161,7 @@ public sealed record SubscriptionOptions
                 MaxDeliveryCount = maxDelivery is { } m ? (int)Math.Clamp(m, int.MinValue, int.MaxValue) : options.MaxDeliveryCount,
                 DefaultMessageTimeToLive = ServiceBusEmulatorOptions.OptionalDuration(p, "DefaultMessageTimeToLive", at) ?? options.DefaultMessageTimeToLive,
                 DeadLetteringOnMessageExpiration = ServiceBusEmulatorOptions.OptionalBool(p, "DeadLetteringOnMessageExpiration", at) ?? false,
+                RequiresSession = ServiceBusEmulatorOptions.OptionalBool(p, "RequiresSession", at) ?? false,
             };
         }
 

@@ -1,7 +1,7 @@
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
 using DroneDelivery.EdgeSecurity;
-using DroneDelivery.ServiceBus;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 

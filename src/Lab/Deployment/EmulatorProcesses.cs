@@ -3,6 +3,7 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Lab.Steps;
 using DroneDelivery.LocalSystem;
 using CosmosMetrics = DroneDelivery.Emulators.CosmosDb.Metrics.EmulatorMetricsSnapshot;
 using ServiceBusMetrics = DroneDelivery.Emulators.ServiceBus.Metrics.EmulatorMetricsSnapshot;
@@ -10,10 +11,38 @@ using ServiceBusMetrics = DroneDelivery.Emulators.ServiceBus.Metrics.EmulatorMet
 namespace DroneDelivery.Lab.Deployment;
 
 /// <summary>A Cosmos DB container as a step declares it (chart values <c>cosmosDb.containers.&lt;id&gt;</c>).</summary>
-internal sealed record CosmosContainerSpec(string Id, int Throughput, int PhysicalPartitions, string PartitionKeyPath);
+internal sealed record CosmosContainerSpec(string Id, int Throughput, int PhysicalPartitions, string PartitionKeyPath)
+{
+    /// <summary>Every container the step declares, with the defaults the chart's emulator config uses.</summary>
+    public static IReadOnlyList<CosmosContainerSpec> Of(Step step) =>
+        [.. step.Values.Map("cosmosDb.containers").Keys.Order(StringComparer.Ordinal).Select(id =>
+        {
+            var values = step.CosmosContainer(id);
+            return new CosmosContainerSpec(
+                id,
+                Int(values, "throughput", 400),
+                Int(values, "physicalPartitions", 1),
+                values.TryGetValue("partitionKeyPath", out var path) && path is not null ? ServiceEnvironment.Scalar(path) : "/id");
+        })];
+
+    private static int Int(IReadOnlyDictionary<string, object?> values, string key, int fallback) =>
+        values.TryGetValue(key, out var raw) && raw is not null ? int.Parse(ServiceEnvironment.Scalar(raw), CultureInfo.InvariantCulture) : fallback;
+}
 
 /// <summary>A Service Bus queue as a step declares it (chart values <c>serviceBus.queues.&lt;name&gt;</c>).</summary>
-internal sealed record QueueSpec(string Name, string LockDuration, int MaxDeliveryCount);
+internal sealed record QueueSpec(string Name, string LockDuration, int MaxDeliveryCount)
+{
+    /// <summary>The step's queues, lock durations divided by <paramref name="timeScale"/> (at least 1 s).</summary>
+    public static IReadOnlyList<QueueSpec> Of(Step step, double timeScale) =>
+        [.. step.Values.Map("serviceBus.queues").Keys.Order(StringComparer.Ordinal).Select(name =>
+        {
+            var queue = step.ServiceBusQueue(name);
+            var lockDuration = System.Xml.XmlConvert.ToTimeSpan(queue.TryGetValue("lockDuration", out var l) && l is not null ? ServiceEnvironment.Scalar(l) : "PT1M");
+            var scaled = TimeSpan.FromMilliseconds(Math.Max(1000, lockDuration.TotalMilliseconds / timeScale));
+            var maxDeliveries = queue.TryGetValue("maxDeliveryCount", out var m) && m is not null ? int.Parse(ServiceEnvironment.Scalar(m), CultureInfo.InvariantCulture) : 10;
+            return new QueueSpec(name, System.Xml.XmlConvert.ToString(scaled), maxDeliveries);
+        })];
+}
 
 /// <summary>Our Cosmos DB emulator as a local process, configured from a step's containers.</summary>
 internal sealed class CosmosEmulatorProcess : IAsyncDisposable

@@ -27,6 +27,9 @@ internal sealed record DeploymentOptions
     /// <summary>Replicas per service are the step's divided by this (at least 1); 1 runs them as the chart does.</summary>
     public int ReplicaDivisor { get; init; } = 1;
 
+    /// <summary>The services the scenario uses; the others are not started (and neither is the Service Bus emulator when no service uses it).</summary>
+    public IReadOnlyList<ServiceKind> Services { get; init; } = ServiceKind.All;
+
     /// <summary>Fixed replica counts for some services, whatever the step says (capacity runs measure one instance).</summary>
     public IReadOnlyDictionary<ServiceKind, int> ReplicaOverrides { get; init; } = new Dictionary<ServiceKind, int>();
 
@@ -40,7 +43,7 @@ internal sealed record DeploymentOptions
 /// <summary>
 /// The whole system on 127.0.0.1: the two emulators, a real redis-server and every service as
 /// local processes behind round-robin balancers. <see cref="ApplyAsync"/> moves it to a step's
-/// configuration, restarting only what the step changes (or everything, for a fresh start).
+/// configuration, restarting only what the step changes (and emptying the broker and the cache for a fresh start).
 /// </summary>
 internal sealed class LocalDeployment : IAsyncDisposable
 {
@@ -94,6 +97,16 @@ internal sealed class LocalDeployment : IAsyncDisposable
             yield return ("servicebus-emulator", ServiceBus.Process);
         }
 
+        if (Redis is not null)
+        {
+            yield return ("redis", Redis.Process);
+        }
+
+        if (Prometheus is not null)
+        {
+            yield return ("prometheus", Prometheus.Process);
+        }
+
         foreach (var (service, set) in _services)
         {
             foreach (var replica in set.Replicas)
@@ -135,7 +148,8 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     /// <summary>
     /// Moves the system to <paramref name="step"/>'s configuration. With <paramref name="fresh"/> the
-    /// broker and the cache start empty and every service restarts (a clean run of the step).
+    /// broker restarts empty (and with it Ingestion and the Workflow, whose connections change) and the
+    /// cache is emptied (a clean run of the step); other services restart only when the step changes them.
     /// </summary>
     public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
     {
@@ -143,7 +157,8 @@ internal sealed class LocalDeployment : IAsyncDisposable
         _issuer ??= IssuerFor(step);
 
         var queues = Queues(step);
-        if (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues))
+        var needsServiceBus = _options.Services.Contains(ServiceKind.Ingestion) || _options.Services.Contains(ServiceKind.Workflow);
+        if (needsServiceBus && (fresh || ServiceBus is null || !queues.SequenceEqual(ServiceBus.Queues)))
         {
             if (ServiceBus is not null)
             {
@@ -157,13 +172,15 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         var maxMemory = step.Setting("redis.maxmemory");
         var policy = step.Setting("redis.maxmemoryPolicy") ?? "noeviction";
-        if (fresh || Redis is null || maxMemory != _redisMaxMemory || policy != _redisPolicy)
+        if (Redis is not null && (fresh || maxMemory != _redisMaxMemory || policy != _redisPolicy))
         {
-            if (Redis is not null)
-            {
-                await Redis.DisposeAsync().ConfigureAwait(false);
-            }
-
+            // An empty cache with the step's limits, in place: Delivery keeps running and connected.
+            _options.Log($"emptying redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
+            await RedisCommands.ResetAsync(Redis.Port, maxMemory, policy, cancellationToken).ConfigureAwait(false);
+            (_redisMaxMemory, _redisPolicy) = (maxMemory, policy);
+        }
+        else if (Redis is null)
+        {
             _options.Log($"starting redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
             Redis = await RedisServer.StartAsync(
                 new RedisServerOptions { MaxMemory = maxMemory, MaxMemoryPolicy = policy, LogFile = Path.Combine(_options.WorkDirectory, "logs", "redis.log") },
@@ -174,27 +191,34 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         await ApplyThroughputAsync(step, cancellationToken).ConfigureAwait(false);
 
-        foreach (var service in StartOrder)
+        // Every service whose settings, replicas or connections change starts now, all at once: each
+        // knows the others by their balancers' addresses, which never change, and waits to be ready.
+        // A service the step does not change keeps running (its state lives in the stores, which a
+        // fresh step empties: the broker restarted, the cache flushed).
+        var deployments = new List<Task>();
+        foreach (var service in StartOrder.Where(_options.Services.Contains))
         {
             var set = _services[service];
             var replicas = _options.ReplicaOverrides.TryGetValue(service, out var fixedCount)
                 ? fixedCount
                 : Math.Max(1, (int)Math.Ceiling(step.Replicas(service) / (double)_options.ReplicaDivisor));
             var environment = Environment(service, step);
-            if (fresh || restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
+            if (restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
             {
                 _options.Log($"starting {replicas} × {service.Name}");
-                await set.DeployAsync(replicas, environment, cancellationToken).ConfigureAwait(false);
+                deployments.Add(set.DeployAsync(replicas, environment, cancellationToken));
             }
         }
+
+        await Task.WhenAll(deployments).ConfigureAwait(false);
 
         Prometheus?.UpdateTargets(this);
     }
 
     /// <summary>Runs the DroneScheduler seed command against the emulator (provisioning and, unless told otherwise, data).</summary>
-    public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken)
+    public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken, string name = "seed")
     {
-        var spec = LocalProcessSpec.ForProject("seed", ServiceKind.DroneScheduler.ProjectName, ["seed", .. arguments]) with
+        var spec = LocalProcessSpec.ForProject(name, ServiceKind.DroneScheduler.ProjectName, ["seed", .. arguments]) with
         {
             Environment = new Dictionary<string, string?>
             {
@@ -202,7 +226,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
                 ["Cosmos__DatabaseId"] = _options.CosmosDatabaseId,
                 ["DOTNET_gcServer"] = "0",
             },
-            LogFile = Path.Combine(_options.WorkDirectory, "logs", "seed.log"),
+            LogFile = Path.Combine(_options.WorkDirectory, "logs", name + ".log"),
         };
         var process = await LocalProcess.StartAsync(spec, cancellationToken).ConfigureAwait(false);
         await using (process.ConfigureAwait(false))
@@ -242,15 +266,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     }
 
     /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
-    internal IReadOnlyList<QueueSpec> Queues(Step step) =>
-        [.. step.Values.Map("serviceBus.queues").Keys.Order(StringComparer.Ordinal).Select(name =>
-        {
-            var queue = step.ServiceBusQueue(name);
-            var lockDuration = System.Xml.XmlConvert.ToTimeSpan(queue.TryGetValue("lockDuration", out var l) ? l?.ToString() ?? "PT1M" : "PT1M");
-            var scaled = TimeSpan.FromMilliseconds(Math.Max(1000, lockDuration.TotalMilliseconds / _options.TimeScale));
-            var maxDeliveries = queue.TryGetValue("maxDeliveryCount", out var m) ? int.Parse(m?.ToString() ?? "10", CultureInfo.InvariantCulture) : 10;
-            return new QueueSpec(name, System.Xml.XmlConvert.ToString(scaled), maxDeliveries);
-        })];
+    internal IReadOnlyList<QueueSpec> Queues(Step step) => QueueSpec.Of(step, _options.TimeScale);
 
     private async Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
     {
@@ -277,94 +293,25 @@ internal sealed class LocalDeployment : IAsyncDisposable
     }
 
     /// <summary>
-    /// A replica's environment: the step's settings (rendered as the chart renders them) plus the
-    /// wiring the chart would add — backend addresses, connection strings.
+    /// A replica's environment: what the chart renders for the service (<see cref="ServiceEnvironment"/>),
+    /// wired to the local processes, plus how the lab runs each process.
     /// </summary>
     private Dictionary<string, string> Environment(ServiceKind service, Step step)
     {
-        var environment = new Dictionary<string, string>(step.Settings(service), StringComparer.Ordinal)
+        var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString, [Issuer.SigningKey]);
+        return new Dictionary<string, string>(ServiceEnvironment.Render(step.Values, service, wiring), StringComparer.Ordinal)
         {
             // Workstation GC: dozens of processes share two cores.
             ["DOTNET_gcServer"] = "0",
             ["Logging__LogLevel__Default"] = "Warning",
             ["Logging__LogLevel__DroneDelivery"] = "Information",
         };
-
-        void Backends(params ServiceKind[] backends)
-        {
-            foreach (var backend in backends)
-            {
-                var section = backend == ServiceKind.DroneScheduler ? "DroneScheduler" : char.ToUpperInvariant(backend.Name[0]) + backend.Name[1..];
-                environment[$"Backends__{section}__BaseAddress"] = Address(backend).ToString();
-            }
-        }
-
-        if (service == ServiceKind.Gateway || service == ServiceKind.Workflow)
-        {
-            Backends(ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler);
-        }
-
-        if (service == ServiceKind.Ingestion || service == ServiceKind.Workflow)
-        {
-            environment["ServiceBus__ConnectionString"] = ServiceBus!.ConnectionString;
-        }
-
-        if (service == ServiceKind.Gateway || service == ServiceKind.Ingestion)
-        {
-            // As the chart renders auth.mode developmentIssuer for its public services.
-            foreach (var (key, value) in AuthenticationEnvironment(Issuer, step))
-            {
-                environment[key] = value;
-            }
-        }
-
-        if (service == ServiceKind.Ingestion)
-        {
-            Backends(ServiceKind.Delivery); // who owns a delivery that is cancelled or rescheduled
-        }
-
-        if (service == ServiceKind.Workflow)
-        {
-            // As the chart does: the workflow makes the queue's last delivery final, so it must know the queue's count.
-            var queue = environment.GetValueOrDefault("ServiceBus__QueueName", "deliveryrequests");
-            var spec = ServiceBus!.Queues.FirstOrDefault(q => q.Name == queue)
-                ?? throw new InvalidOperationException($"The workflow reads queue '{queue}', which the step's serviceBus.queues does not declare.");
-            environment["Processor__MaxDeliveryCount"] = spec.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture);
-        }
-
-        if (service == ServiceKind.Delivery)
-        {
-            environment["Redis__ConnectionString"] = Redis!.ConnectionString;
-        }
-
-        if (service == ServiceKind.Package || service == ServiceKind.DroneScheduler)
-        {
-            environment["Cosmos__ConnectionString"] = Cosmos.ConnectionString;
-            environment["Cosmos__DatabaseId"] = _options.CosmosDatabaseId;
-        }
-
-        return environment;
     }
 
     /// <summary>A development issuer with a new key and the step's <c>auth.developmentIssuer.issuer</c> and <c>auth.audience</c>.</summary>
     internal static DevelopmentIssuer IssuerFor(Step step) => DevelopmentIssuer.Generate(
         step.Setting("auth.developmentIssuer.issuer") ?? DevelopmentIssuer.DefaultIssuer,
         step.Setting("auth.audience") ?? DevelopmentIssuer.DefaultAudience);
-
-    /// <summary>The Authentication settings of a public service, named and valued as the chart renders them for auth.mode developmentIssuer.</summary>
-    internal static Dictionary<string, string> AuthenticationEnvironment(DevelopmentIssuer issuer, Step step)
-    {
-        var environment = new Dictionary<string, string>(issuer.ServiceEnvironment(), StringComparer.Ordinal);
-        foreach (var (key, value) in new[] { ("Authentication__OwnerClaim", "auth.ownerClaim"), ("Authentication__ClockSkew", "auth.clockSkew") })
-        {
-            if (step.Setting(value) is { } setting)
-            {
-                environment[key] = setting;
-            }
-        }
-
-        return environment;
-    }
 
     private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>
         a.Count == b.Count && a.All(pair => b.TryGetValue(pair.Key, out var value) && value == pair.Value);

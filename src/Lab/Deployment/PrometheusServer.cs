@@ -130,6 +130,9 @@ internal sealed class PrometheusServer : IAsyncDisposable
         }
     }
 
+    /// <summary>The Prometheus process (for CPU sampling).</summary>
+    public LocalProcess Process => _process;
+
     public ValueTask DisposeAsync() => _process.DisposeAsync();
 
     private static string TargetFile(string directory, string job) => Path.Combine(directory, "targets", job + ".json");

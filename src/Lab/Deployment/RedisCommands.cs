@@ -106,6 +106,35 @@ internal static class RedisCommands
         return (used, max);
     }
 
+    /// <summary>
+    /// Empties the cache and sets its memory limit and policy in place (<c>FLUSHALL</c>, <c>CONFIG SET</c>):
+    /// a fresh cache for a step without restarting redis-server, so Delivery keeps its connection.
+    /// </summary>
+    /// <param name="maxMemory">e.g. <c>64mb</c>; null for unlimited.</param>
+    public static async Task ResetAsync(int port, string? maxMemory, string policy, CancellationToken cancellationToken)
+    {
+        using var client = new TcpClient();
+        await client.ConnectAsync(IPAddress.Loopback, port, cancellationToken).ConfigureAwait(false);
+        var stream = client.GetStream();
+        var request = new StringBuilder();
+        string[][] commands = [["FLUSHALL"], ["CONFIG", "SET", "maxmemory", maxMemory ?? "0"], ["CONFIG", "SET", "maxmemory-policy", policy], ["CONFIG", "RESETSTAT"]];
+        foreach (var command in commands)
+        {
+            Command(request, command);
+        }
+
+        await stream.WriteAsync(Encoding.ASCII.GetBytes(request.ToString()), cancellationToken).ConfigureAwait(false);
+        using var reader = new StreamReader(stream, Encoding.ASCII);
+        foreach (var command in commands)
+        {
+            var reply = await reader.ReadLineAsync(cancellationToken).ConfigureAwait(false);
+            if (reply is null || !reply.StartsWith('+'))
+            {
+                throw new InvalidOperationException($"redis-server refused {string.Join(' ', command)}: {reply ?? "connection closed"}");
+            }
+        }
+    }
+
     private static void Command(StringBuilder builder, params string[] parts)
     {
         builder.Append('*').Append(parts.Length).Append("\r\n");

@@ -1,3 +1,4 @@
+using System.Globalization;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver.Results;
 using HdrHistogram;
@@ -39,7 +40,15 @@ internal sealed record PipelineFigures(
     Series IncomingPerSecond,
     Series OutgoingPerSecond,
     Series CompletionsPer5Seconds,
-    Series DeadLetteredPerSecond);
+    Series DeadLetteredPerSecond)
+{
+    /// <summary>Mean time the workflow took to handle one message, settlement included (its process-duration histogram), in seconds.</summary>
+    public double? MeanProcessSeconds { get; init; }
+
+    /// <summary>Messages completed in the 5-second bins that ended within the load (the drain's are not counted).</summary>
+    public double CompletedDuringLoad(TimeSpan loadDuration) =>
+        CompletionsPer5Seconds.Points.Where(p => p.Second + 5 <= loadDuration.TotalSeconds + 0.5).Sum(p => p.Value);
+}
 
 /// <summary>Everything the lab measured in one step.</summary>
 internal sealed record StepResult
@@ -65,7 +74,20 @@ internal sealed record StepResult
     /// <summary>A stall at least this long marks the step as disturbed in the console and the report.</summary>
     public const double DisturbedAfterSeconds = 2;
 
-    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds;
+    /// <summary>
+    /// Cores the rest of the machine (processes the lab did not start, and a hypervisor's steal) took on
+    /// average during the step. A steady slowdown — other busy processes sharing the cores — never stops
+    /// the lab's timer, but its figures then show the machine as much as a stall does.
+    /// </summary>
+    public double OtherCores { get; init; }
+
+    /// <summary>Other processes taking this many cores on average mark the step as disturbed (a quiet machine takes a few hundredths).</summary>
+    public const double DisturbedAtOtherCores = 0.5;
+
+    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds || OtherCores >= DisturbedAtOtherCores;
+
+    /// <summary>What disturbed the step, for the console and the report; empty when nothing did.</summary>
+    public string Disturbance => DescribeDisturbance(LongestStallSeconds, OtherCores);
 
     /// <summary>
     /// Set when an earlier attempt at this step was disturbed and the step was measured again: that
@@ -73,7 +95,52 @@ internal sealed record StepResult
     /// </summary>
     public double? EarlierAttemptStallSeconds { get; init; }
 
+    /// <summary>With <see cref="EarlierAttemptStallSeconds"/>: the cores other processes took during the earlier attempt.</summary>
+    public double? EarlierAttemptOtherCores { get; init; }
+
+    /// <summary>What disturbed the earlier attempt; empty when there was none.</summary>
+    public string EarlierAttemptDisturbance =>
+        EarlierAttemptStallSeconds is { } stall ? DescribeDisturbance(stall, EarlierAttemptOtherCores ?? 0) : string.Empty;
+
+    internal static string DescribeDisturbance(double stallSeconds, double otherCores)
+    {
+        var causes = new List<string>();
+        if (stallSeconds >= DisturbedAfterSeconds)
+        {
+            causes.Add(string.Create(CultureInfo.InvariantCulture, $"the machine stood still for up to {stallSeconds:0.0} s (the lab's 1 s timer fired that late)"));
+        }
+
+        if (otherCores >= DisturbedAtOtherCores)
+        {
+            causes.Add(string.Create(CultureInfo.InvariantCulture, $"other processes took {otherCores:0.00} of the machine's {Environment.ProcessorCount} cores on average"));
+        }
+
+        return string.Join(" and ", causes);
+    }
+
     public CosmosFigures? Cosmos { get; init; }
+
+    /// <summary>Processes of each component while the step was measured (to turn average CPU into CPU seconds).</summary>
+    public IReadOnlyDictionary<string, int> Processes { get; init; } = new Dictionary<string, int>();
+
+    /// <summary>CPU seconds a component's processes used during the step: its average CPU per second × its processes.</summary>
+    public double CpuSeconds(string component)
+    {
+        var series = CpuSeries.FirstOrDefault(s => s.Name == component);
+        if (series is null)
+        {
+            return 0;
+        }
+
+        var total = 0.0;
+        for (var i = 0; i < series.Points.Count; i++)
+        {
+            var interval = i == 0 ? 1 : series.Points[i].Second - series.Points[i - 1].Second;
+            total += series.Points[i].Value / 100 * interval;
+        }
+
+        return total * Processes.GetValueOrDefault(component, 1);
+    }
 
     public PipelineFigures? Pipeline { get; init; }
 

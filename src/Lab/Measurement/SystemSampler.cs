@@ -18,6 +18,13 @@ internal sealed record ThreadPoolSample(double Second, string Component, double 
 internal sealed record StallSample(double Second, double Seconds);
 
 /// <summary>
+/// CPU the rest of the machine took in one second, in cores: processes the lab did not start
+/// (<paramref name="OtherCores"/>) and a hypervisor (<paramref name="StealCores"/>). Both slow the lab
+/// down steadily without stopping its timer.
+/// </summary>
+internal sealed record OtherLoadSample(double Second, double OtherCores, double StealCores);
+
+/// <summary>
 /// Samples the running system while a step runs: CPU of every process once a second (from /proc,
 /// like a node's cAdvisor would) and every service replica's <c>/metrics</c> every few seconds.
 /// </summary>
@@ -38,6 +45,7 @@ internal sealed class SystemSampler : IAsyncDisposable
     private readonly ConcurrentQueue<ThreadPoolSample> _threadPool = new();
     private readonly ConcurrentQueue<MemorySample> _memory = new();
     private readonly ConcurrentQueue<StallSample> _stalls = new();
+    private readonly ConcurrentQueue<OtherLoadSample> _otherLoad = new();
     private readonly Task _cpuLoop;
     private readonly Task _scrapeLoop;
 
@@ -59,6 +67,24 @@ internal sealed class SystemSampler : IAsyncDisposable
 
     /// <summary>Every time the one-second sampling timer fired more than a quarter of a second late.</summary>
     public IReadOnlyList<StallSample> Stalls => [.. _stalls];
+
+    /// <summary>CPU the rest of the machine took, once a second (none where /proc/stat cannot be read).</summary>
+    public IReadOnlyList<OtherLoadSample> OtherLoad => [.. _otherLoad];
+
+    /// <summary>CPU time used so far by each component's current processes, and by the lab itself (<c>lab</c>: load driver and balancers).</summary>
+    public IReadOnlyDictionary<string, TimeSpan> CpuTimeByComponent()
+    {
+        var totals = new Dictionary<string, TimeSpan>(StringComparer.Ordinal) { [LabComponent] = LabProcessorTime() };
+        foreach (var (component, process) in _deployment.Processes())
+        {
+            totals[component] = totals.GetValueOrDefault(component) + process.TotalProcessorTime;
+        }
+
+        return totals;
+    }
+
+    /// <summary>The lab's own process in CPU figures: the load driver and the balancers.</summary>
+    internal const string LabComponent = "lab";
 
     /// <summary>Scrapes every replica of <paramref name="service"/> now.</summary>
     public async Task<IReadOnlyList<PrometheusSample>> ScrapeAsync(ServiceKind service, CancellationToken cancellationToken)
@@ -95,6 +121,10 @@ internal sealed class SystemSampler : IAsyncDisposable
         var previous = new Dictionary<int, (TimeSpan Cpu, TimeSpan At)>();
         var stalls = new StallDetector(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(0.25));
         stalls.Start(_clock.Elapsed);
+        var machineBefore = MachineCpu.Read();
+        var labBefore = LabProcessorTime();
+        var machineAt = _clock.Elapsed;
+        var primed = false;
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         try
         {
@@ -109,6 +139,7 @@ internal sealed class SystemSampler : IAsyncDisposable
                 var current = new Dictionary<int, (TimeSpan Cpu, TimeSpan At)>();
                 var byComponent = new Dictionary<string, List<double>>();
                 var memory = new Dictionary<string, double>();
+                var ours = TimeSpan.Zero;
                 foreach (var (component, process) in _deployment.Processes())
                 {
                     var pid = process.ProcessId;
@@ -118,12 +149,32 @@ internal sealed class SystemSampler : IAsyncDisposable
                     memory[component] = Math.Max(memory.GetValueOrDefault(component), megabytes);
                     if (previous.TryGetValue(pid, out var before) && reading.At > before.At)
                     {
+                        ours += reading.Cpu - before.Cpu;
                         var percent = Math.Max(0, (reading.Cpu - before.Cpu).TotalSeconds / (reading.At - before.At).TotalSeconds * 100);
                         (byComponent.TryGetValue(component, out var list) ? list : byComponent[component] = []).Add(percent);
                     }
                 }
 
                 previous = current;
+                var labNow = LabProcessorTime();
+                ours += labNow - labBefore;
+                labBefore = labNow;
+                var machineNow = MachineCpu.Read();
+                // The first sweep has no earlier reading of the processes, so their CPU cannot be told apart yet.
+                if (primed && machineNow is { } machineReading && machineBefore is { } machineThen)
+                {
+                    // What the machine spent beyond the lab and its processes: someone else's work, sharing the cores.
+                    var interval = (_clock.Elapsed - machineAt).TotalSeconds;
+                    var spent = machineReading - machineThen;
+                    _otherLoad.Enqueue(new OtherLoadSample(
+                        now.TotalSeconds,
+                        Math.Max(0, spent.Busy - ours.TotalSeconds) / interval,
+                        Math.Max(0, spent.Steal) / interval));
+                }
+
+                machineBefore = machineNow;
+                machineAt = _clock.Elapsed;
+                primed = true;
                 foreach (var (component, megabytes) in memory)
                 {
                     _memory.Enqueue(new MemorySample(now.TotalSeconds, component, megabytes));
@@ -161,6 +212,12 @@ internal sealed class SystemSampler : IAsyncDisposable
         catch (OperationCanceledException)
         {
         }
+    }
+
+    private static TimeSpan LabProcessorTime()
+    {
+        using var self = Process.GetCurrentProcess();
+        return self.TotalProcessorTime;
     }
 
     private static double WorkingSetMegabytes(int pid)

@@ -32,6 +32,8 @@ internal static class ChartRenderer
                 $"The chart renderer's packages are not installed. Run .ci/setup (or: cd {ScriptDirectory} && npm ci).");
         }
 
+        // The renderer runs in its own folder: a relative --output must not be read from there.
+        directory = Path.GetFullPath(directory);
         Directory.CreateDirectory(directory);
         var specsFile = Path.Combine(directory, "charts.json");
         var specs = new JsonArray([.. charts.Select(chart => (JsonNode)new JsonObject

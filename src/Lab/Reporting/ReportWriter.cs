@@ -13,7 +13,7 @@ namespace DroneDelivery.Lab.Reporting;
 /// each step's changes, figures and verdicts), the charts as SVG, <c>index.html</c> showing them all,
 /// and <c>results.json</c> with the figures the verdicts were computed from.
 /// </summary>
-internal static class ReportWriter
+internal static partial class ReportWriter
 {
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { WriteIndented = true };
 
@@ -28,6 +28,7 @@ internal static class ReportWriter
         await File.WriteAllTextAsync(Path.Combine(directory, "report.md"), markdown, cancellationToken).ConfigureAwait(false);
         await File.WriteAllTextAsync(Path.Combine(directory, "index.html"), Html(outcomes, options, charts), cancellationToken).ConfigureAwait(false);
         await File.WriteAllTextAsync(Path.Combine(directory, "results.json"), JsonSerializer.Serialize(Summary(outcomes, options), Json), cancellationToken).ConfigureAwait(false);
+        WriteStepSeries(outcomes, directory);
         return Path.Combine(directory, "index.html");
     }
 
@@ -59,6 +60,11 @@ internal static class ReportWriter
             {
                 yield return chart;
             }
+        }
+
+        foreach (var chart in WhatIfCharts(outcome))
+        {
+            yield return chart;
         }
     }
 
@@ -128,6 +134,7 @@ internal static class ReportWriter
             ? string.Create(CultureInfo.InvariantCulture, $" (time compressed {options.Calibration.QuickTimeScale:0.#}×: load and message locks last 1/{options.Calibration.QuickTimeScale:0.#} of the case study's).")
             : ".";
         md.AppendLine(CultureInfo.InvariantCulture, $"Run at {DateTimeOffset.Now:yyyy-MM-dd HH:mm zzz} on {Environment.ProcessorCount} cores, {options.Mode.ToString().ToLowerInvariant()} mode{compression}");
+        md.AppendLine(CultureInfo.InvariantCulture, $"Calibration: `{options.Calibration.Name}` (its values are in `results.json`). Machine load average when the report was written: {MachineLoad.Describe()}.");
         md.AppendLine("Absolute figures differ from the articles (one machine, emulated cloud services); the direction and rough size of each change are what to compare.").AppendLine();
         md.AppendLine("## Verdicts").AppendLine();
         foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
@@ -166,15 +173,16 @@ internal static class ReportWriter
                 var changes = step.Step.Overlay.Leaves().ToList();
                 md.AppendLine(changes.Count == 0 ? "Settings: the chart defaults." : "Settings changed from the chart defaults: " + string.Join(", ", changes.Select(c => $"`{c.Path}` = `{c.Value}`")) + ".");
                 md.AppendLine();
+                AppendWhatIfChanges(md, step.Step);
                 md.AppendLine(CultureInfo.InvariantCulture, $"Load: {step.Load.Totals.Requests:N0} requests in {step.Load.LoadDuration.TotalSeconds:0} s, {step.Throughput:0.0} successful/s, latency avg {step.AverageLatencyMs:0} ms, p50 {step.PercentileMs(50):0} ms, p99 {step.PercentileMs(99):0} ms, p99.9 {step.PercentileMs(99.9):0} ms, max {step.Load.RequestLatency.GetMaxValue() / 1000.0:0} ms; status: {string.Join(", ", step.Load.StatusCounts.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key} × {s.Value:N0}"))}.");
                 if (step.Load.Completion is { } completion && completion.Latency.TotalCount > 0)
                 {
                     md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.GetValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.GetValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
-                if (step.EarlierAttemptStallSeconds is { } earlierStall)
+                if (step.EarlierAttemptStallSeconds is not null)
                 {
-                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: the machine stood still for up to {earlierStall:0.0} s during the first attempt (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
+                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: during the first attempt {step.EarlierAttemptDisturbance} (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
                 }
 
                 if (step.Disturbed)
@@ -205,6 +213,9 @@ internal static class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"![{chart.Title}](charts/{chart.FileName})");
                 }
             }
+
+            AppendWhatIfs(md, outcome, charts);
+            AppendPredictions(md, outcome);
         }
 
         return md.ToString();
@@ -267,6 +278,9 @@ internal static class ReportWriter
                     html.AppendLine(CultureInfo.InvariantCulture, $"<img src=\"charts/{E(chart.FileName)}\" alt=\"{E(chart.Title)}\">");
                 }
             }
+
+            AppendWhatIfsHtml(html, outcome, charts);
+            AppendPredictionsHtml(html, outcome);
         }
 
         html.AppendLine("<p>Details: <a href=\"report.md\">report.md</a>, <a href=\"results.json\">results.json</a>, per-step load results under <code>steps/</code>, process logs under <code>system/</code>.</p></body></html>");
@@ -276,7 +290,9 @@ internal static class ReportWriter
     private static object Summary(IReadOnlyList<ScenarioOutcome> outcomes, LabRunOptions options) => new
     {
         mode = options.Mode.ToString().ToLowerInvariant(),
+        calibrationName = options.Calibration.Name,
         calibration = options.Calibration,
+        loadAverage = MachineLoad.Describe(),
         scenarios = outcomes.Select(o => new
         {
             id = o.Scenario.Id,
@@ -284,7 +300,11 @@ internal static class ReportWriter
             steps = o.Steps.Select(s => new
             {
                 id = s.Step.Id,
+                label = s.Step.Label,
+                baseId = s.Step.BaseId,
                 title = s.Step.Title,
+                whatIf = s.Step.WhatIf is null ? null : new { arguments = s.Step.WhatIf.Arguments, changes = s.Step.WhatIfChanges },
+                figures = StepFigures.Of(s),
                 changes = s.Step.Overlay.Leaves().ToDictionary(l => l.Path, l => l.Value),
                 throughput = s.Throughput,
                 averageLatencyMs = s.AverageLatencyMs,
@@ -297,9 +317,12 @@ internal static class ReportWriter
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
                 longestStallSeconds = s.LongestStallSeconds,
+                otherCores = s.OtherCores,
                 earlierAttemptStallSeconds = s.EarlierAttemptStallSeconds,
+                earlierAttemptOtherCores = s.EarlierAttemptOtherCores,
             }),
             verdicts = o.Verdicts,
+            models = o.Predictions,
         }),
     };
 }

@@ -1,5 +1,9 @@
+using System.Globalization;
+using System.Text.Json.Serialization;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Lab.Deployment;
+using DroneDelivery.LoadDriver;
+using DroneDelivery.Lab.Steps;
 
 namespace DroneDelivery.Lab.Scenarios;
 
@@ -14,17 +18,41 @@ internal enum LabMode
 }
 
 /// <summary>
-/// The local stand-ins' calibration: how slow the emulated cloud services are and how quick mode
-/// compresses time. These are the lab's only own numbers; every tuning knob comes from the chart's
-/// step overlays. docs/lab.md explains each value.
+/// The local stand-ins' calibration: how slow the emulated cloud services are, how the simulated users
+/// behave and how quick mode compresses time. These are the lab's only own numbers; every tuning knob
+/// comes from the chart's step overlays. docs/lab.md explains each value. <c>calibration</c> prints the
+/// built-in profiles as JSON, and <c>--calibration FILE</c> runs with a file of that shape
+/// (<see cref="CalibrationFile"/>).
 /// </summary>
 internal sealed record LabCalibration
 {
+    /// <summary>The built-in calibration the case studies are replayed with.</summary>
+    public const string DefaultProfile = "default";
+
+    /// <summary>No injected latency: the emulators answer as fast as they can, so the software's own cost shows.</summary>
+    public const string NoLatencyProfile = "no-latency";
+
+    /// <summary>The built-in calibrations by name.</summary>
+    public static IReadOnlyDictionary<string, LabCalibration> Profiles { get; } = new Dictionary<string, LabCalibration>(StringComparer.OrdinalIgnoreCase)
+    {
+        [DefaultProfile] = new(),
+        [NoLatencyProfile] = new()
+        {
+            Name = NoLatencyProfile,
+            CosmosLatency = new() { FixedMilliseconds = 0, PerDocumentMilliseconds = 0, ThrottledMilliseconds = 0 },
+            ServiceBusLatency = new(SendMilliseconds: 0, ReceiveMilliseconds: 0, CompleteMilliseconds: 0),
+        },
+    };
+
+    /// <summary>Where this calibration came from: a built-in profile's name or a file's path (not part of the file).</summary>
+    [JsonIgnore]
+    public string Name { get; init; } = DefaultProfile;
+
     /// <summary>
-    /// Latency of each Cosmos DB data-plane request. 40 ms per partition visited makes a serial
-    /// 9-partition fan-out cost ~360 ms and a parallel one ~40 ms, the contrast of steps A2 and A3.
+    /// Latency of each Cosmos DB data-plane request. 60 ms per partition visited makes a serial
+    /// 9-partition fan-out cost ~550 ms (the case study's A2: 569 ms) and a parallel one ~60 ms.
     /// </summary>
-    public LatencyOptions CosmosLatency { get; init; } = new() { FixedMilliseconds = 40, PerDocumentMilliseconds = 0.05, ThrottledMilliseconds = 1 };
+    public LatencyOptions CosmosLatency { get; init; } = new() { FixedMilliseconds = 60, PerDocumentMilliseconds = 0.05, ThrottledMilliseconds = 1 };
 
     /// <summary>
     /// Service Bus round trips. Complete at 100 ms, between the case study's p50 (87 ms) and p95
@@ -45,10 +73,19 @@ internal sealed record LabCalibration
     public int RedisWorkingSetMegabytes { get; init; } = 56;
 
     /// <summary>
-    /// Think time of each invoice user (scenario A). With it, 40 users ask for about as many invoices
-    /// per second as the 2,500 RU/s container serves serially without throttling (step A2).
+    /// Invoices per second each of scenario A's users asks for, on a schedule (one request outstanding
+    /// per user; an invoice due while the user still waits is missed). 2.9 makes the article's 1 → 40
+    /// users ask for 59 invoices/s on average over the step — A4's throughput in the article, where the
+    /// system kept up with its users.
     /// </summary>
-    public TimeSpan InvoiceThinkTime { get; init; } = TimeSpan.FromMilliseconds(500);
+    public double InvoiceRatePerUser { get; init; } = 2.9;
+
+    /// <summary>
+    /// How long an invoice user waits before giving up (a timeout, counted as an error). Above A2's serial
+    /// fan-out (~0.55 s), below what a throttled A1 takes once 40 users share its 31 queries/s (~1.3 s):
+    /// A1's throughput then falls while its users still rise, as the article's did.
+    /// </summary>
+    public TimeSpan InvoiceTimeout { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// Delivery requests per second at the end of scenario B's ramp (it starts at 2). Above what the
@@ -60,6 +97,49 @@ internal sealed record LabCalibration
     public TimeSpan DeliveryRequestThinkTime { get; init; } = TimeSpan.FromMilliseconds(250);
 
     public double TimeScale(LabMode mode) => mode == LabMode.Quick ? QuickTimeScale : 1;
+
+    /// <summary>Every value out of its range, as <c>jsonPath: problem</c>; empty when the calibration is usable.</summary>
+    public IReadOnlyList<string> Problems()
+    {
+        var problems = new List<string>();
+        void Range(string path, double value, double min, double max, bool minExclusive = false)
+        {
+            if (!double.IsFinite(value) || value < min || value > max || (minExclusive && value <= min))
+            {
+                problems.Add(string.Create(CultureInfo.InvariantCulture, $"{path} must be {(minExclusive ? "above" : "at least")} {min} and at most {max} (got {value})"));
+            }
+        }
+
+        if (CosmosLatency is null)
+        {
+            problems.Add("cosmosLatency is required");
+        }
+        else
+        {
+            Range("cosmosLatency.fixedMilliseconds", CosmosLatency.FixedMilliseconds, 0, 60_000);
+            Range("cosmosLatency.perDocumentMilliseconds", CosmosLatency.PerDocumentMilliseconds, 0, 1_000);
+            Range("cosmosLatency.throttledMilliseconds", CosmosLatency.ThrottledMilliseconds, 0, 60_000);
+        }
+
+        if (ServiceBusLatency is null)
+        {
+            problems.Add("serviceBusLatency is required");
+        }
+        else
+        {
+            Range("serviceBusLatency.sendMilliseconds", ServiceBusLatency.SendMilliseconds, 0, 60_000);
+            Range("serviceBusLatency.receiveMilliseconds", ServiceBusLatency.ReceiveMilliseconds, 0, 60_000);
+            Range("serviceBusLatency.completeMilliseconds", ServiceBusLatency.CompleteMilliseconds, 0, 60_000);
+        }
+
+        Range("quickTimeScale", QuickTimeScale, 1, 60);
+        Range("redisWorkingSetMegabytes", RedisWorkingSetMegabytes, 0, 4_096);
+        Range("invoiceRatePerUser", InvoiceRatePerUser, 0, 1_000, minExclusive: true);
+        Range("invoiceTimeout", InvoiceTimeout.TotalSeconds, 0, 600, minExclusive: true);
+        Range("deliveryRequestPeakRate", DeliveryRequestPeakRate, 2, OpenLoad.MaxRate);
+        Range("deliveryRequestThinkTime", DeliveryRequestThinkTime.TotalSeconds, 0, 600);
+        return problems;
+    }
 }
 
 /// <summary>What one lab run does.</summary>
@@ -81,6 +161,9 @@ internal sealed record LabRunOptions
     public int ReplicaDivisor { get; init; } = 1;
 
     public string? ChartDirectory { get; init; }
+
+    /// <summary>When set, each chosen step also runs with these values over it (<c>-f</c>, <c>--set</c>), measured beside it.</summary>
+    public WhatIf? WhatIf { get; init; }
 
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }

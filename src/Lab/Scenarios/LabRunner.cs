@@ -8,7 +8,11 @@ using DroneDelivery.LoadDriver;
 namespace DroneDelivery.Lab.Scenarios;
 
 /// <summary>The results of one scenario in a lab run.</summary>
-internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepResult> Steps, IReadOnlyList<Verdict> Verdicts);
+internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepResult> Steps, IReadOnlyList<Verdict> Verdicts)
+{
+    /// <summary>What the scenario's model predicts for steps the machine cannot show.</summary>
+    public IReadOnlyList<ModelPrediction> Predictions { get; init; } = [];
+}
 
 /// <summary>Replays scenarios step by step on the local system and measures each step.</summary>
 internal static class LabRunner
@@ -42,23 +46,30 @@ internal static class LabRunner
     {
         options.Log($"scenario {scenario.Id}: {scenario.Title} — steps {string.Join(", ", stepIds)} ({options.Mode.ToString().ToLowerInvariant()} mode)");
         var results = new List<StepResult>();
+        var clock = System.Diagnostics.Stopwatch.StartNew();
         var deployment = await StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
         await using (deployment.ConfigureAwait(false))
         {
             var context = new LabContext(deployment, options, catalog);
-            var steps = stepIds.Select(id => catalog[id]).ToList();
+            var steps = StepsToRun(stepIds, catalog, options.WhatIf);
             var first = true;
             foreach (var step in steps)
             {
                 options.Log($"step {step.Title}");
+                // Where a run's time goes, step by step: (re)starting processes, seeding, warming up or
+                // filling the cache, and measuring (load, drain and any second attempt).
+                var started = clock.Elapsed;
                 await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+                var applied = clock.Elapsed;
                 if (first)
                 {
                     await scenario.PrepareAsync(context, steps, cancellationToken).ConfigureAwait(false);
                     first = false;
                 }
 
+                var prepared = clock.Elapsed;
                 await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+                var ready = clock.Elapsed;
                 results.Add(await MeasureWithOneRetryAsync(
                     () => RunStepAsync(scenario, context, step, cancellationToken),
                     async () =>
@@ -69,12 +80,27 @@ internal static class LabRunner
                         await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
                         await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
                     }).ConfigureAwait(false));
+                options.Log(string.Create(CultureInfo.InvariantCulture,
+                    $"  {step.Id} took {(clock.Elapsed - started).TotalSeconds:0} s: processes {(applied - started).TotalSeconds:0} s, seeding {(prepared - applied).TotalSeconds:0} s, before the load (warm-up, cache fill) {(ready - prepared).TotalSeconds:0} s, measurement {(clock.Elapsed - ready).TotalSeconds:0} s (load {results[^1].Load.LoadDuration.TotalSeconds:0} s){(results[^1].EarlierAttemptStallSeconds is null ? string.Empty : ", measured twice")}; machine load average {MachineLoad.Describe()}"));
             }
         }
 
-        var byStep = results.ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
-        return new ScenarioOutcome(scenario, results, scenario.Verdicts(byStep, options.Mode));
+        options.Log(string.Create(CultureInfo.InvariantCulture, $"scenario {scenario.Id} took {clock.Elapsed.TotalSeconds:0} s"));
+
+        var byStep = results.Where(r => r.Step.WhatIf is null).ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
+        return new ScenarioOutcome(scenario, results, [.. scenario.Verdicts(byStep, options.Mode), .. scenario.WhatIfVerdicts(results, options.Mode)])
+        {
+            Predictions = scenario.Predictions(byStep, catalog),
+        };
     }
+
+    /// <summary>The chosen steps, each followed by its what-if when the run has one.</summary>
+    internal static List<Step> StepsToRun(IEnumerable<string> stepIds, StepCatalog catalog, WhatIf? whatIf) =>
+        [.. stepIds.SelectMany(id => whatIf is null ? [catalog[id]] : new[] { catalog[id], catalog.WhatIf(id, whatIf) })];
+
+    /// <summary>The ids of the steps a run measures, scenario by scenario (before any what-if).</summary>
+    internal static IEnumerable<string> ChosenStepIds(LabRunOptions options) =>
+        options.Scenarios.Select(Scenario).SelectMany(s => s.StepIds.Where(id => options.Steps.Count == 0 || options.Steps.Contains(id, StringComparer.OrdinalIgnoreCase)));
 
     /// <summary>
     /// Measures a step; when the machine stood still during it (its figures would show the machine
@@ -91,7 +117,7 @@ internal static class LabRunner
 
         await resetForRetry().ConfigureAwait(false);
         var second = await measure().ConfigureAwait(false);
-        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds };
+        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds, EarlierAttemptOtherCores = first.OtherCores };
     }
 
     /// <summary>Starts the local system for a scenario (its first step is applied by the caller).</summary>
@@ -107,6 +133,7 @@ internal static class LabRunner
                 ServiceBusLatency = options.Calibration.ServiceBusLatency,
                 TimeScale = options.Calibration.TimeScale(options.Mode),
                 ReplicaDivisor = options.ReplicaDivisor,
+                Services = scenario.Services,
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
                 Log = options.Log,
@@ -147,6 +174,7 @@ internal static class LabRunner
                 .GroupBy(t => t.Component)
                 .ToDictionary(g => g.Key, g => g.Max(t => t.MaxQueueLength)),
             LongestStallSeconds = sampler.Stalls.Where(s => s.Second >= since).Select(s => s.Seconds).DefaultIfEmpty(0).Max(),
+            OtherCores = sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average(),
         };
     }
 
@@ -174,7 +202,10 @@ internal static class LabRunner
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
 
-            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler);
+            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler) with
+            {
+                Processes = context.Deployment.Processes().GroupBy(p => p.Component).ToDictionary(g => g.Key, g => g.Count()),
+            };
             if (result.Disturbed)
             {
                 context.Log("  " + DisturbanceNote(result));
@@ -193,7 +224,7 @@ internal static class LabRunner
 
     /// <summary>The warning for a step measured while the machine stood still.</summary>
     public static string DisturbanceNote(StepResult result) =>
-        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: the machine stood still for up to {result.LongestStallSeconds:0.0} s during this step (the lab's 1 s timer fired that late){(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: during this step {result.Disturbance}{(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
 
     /// <summary>One line per verdict, for the console.</summary>
     public static string Describe(Verdict verdict) =>

@@ -30,36 +30,18 @@ internal abstract class LabScenario
 
     public abstract IReadOnlyList<string> StepIds { get; }
 
-    /// <summary>Whether every step starts from an empty broker and cache with every service restarted.</summary>
+    /// <summary>Whether every step starts from an empty broker and cache.</summary>
     public abstract bool FreshEachStep { get; }
+
+    /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
+    public abstract IReadOnlyList<ServiceKind> Services { get; }
 
     /// <summary>Time after the load during which the system is still observed (draining a queue).</summary>
     public virtual TimeSpan DrainWindow(LabContext context) => TimeSpan.Zero;
 
     /// <summary>Every Cosmos DB container any step uses, from the chart values (first definition wins).</summary>
-    public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog)
-    {
-        var containers = new Dictionary<string, CosmosContainerSpec>(StringComparer.Ordinal);
-        foreach (var step in StepIds.Select(id => catalog[id]))
-        {
-            foreach (var id in step.Values.Map("cosmosDb.containers").Keys)
-            {
-                if (containers.ContainsKey(id))
-                {
-                    continue;
-                }
-
-                var values = step.CosmosContainer(id);
-                containers[id] = new CosmosContainerSpec(
-                    id,
-                    Int(values, "throughput", 400),
-                    Int(values, "physicalPartitions", 1),
-                    values.TryGetValue("partitionKeyPath", out var path) ? path?.ToString() ?? "/id" : "/id");
-            }
-        }
-
-        return [.. containers.Values];
-    }
+    public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog) =>
+        [.. StepIds.SelectMany(id => CosmosContainerSpec.Of(catalog[id])).DistinctBy(c => c.Id)];
 
     /// <summary>Once, after the first step's configuration is applied (e.g. seeding what the given steps read).</summary>
     public virtual Task PrepareAsync(LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken) => Task.CompletedTask;
@@ -73,11 +55,15 @@ internal abstract class LabScenario
     /// <summary>The case study's step load, time-compressed in quick mode.</summary>
     public abstract LoadShape StepShape(LabContext context);
 
+    /// <summary>The simulated clients' HTTP settings (how long they wait for an answer).</summary>
+    public virtual HttpSettings Clients(LabContext context) => new();
+
     public LoadTestPlan Plan(LabContext context, Step step) => new()
     {
         Scenario = Workload(context),
         Shape = StepShape(context),
         Bounds = new LoadBounds { MaxDuration = StepShape(context).Duration + TimeSpan.FromMinutes(1) },
+        Http = Clients(context),
     };
 
     /// <summary>Reads the emulators and services before the load; the result is handed back to <see cref="MeasureAsync"/>.</summary>
@@ -97,14 +83,34 @@ internal abstract class LabScenario
     /// <summary>Did each step show the effect the article describes? Some effects need the full step's length to show.</summary>
     public abstract IReadOnlyList<Verdict> Verdicts(IReadOnlyDictionary<string, StepResult> results, LabMode mode);
 
+    /// <summary>What a model predicts for steps the machine cannot show (none unless a scenario has a model).</summary>
+    public virtual IReadOnlyList<ModelPrediction> Predictions(IReadOnlyDictionary<string, StepResult> results, StepCatalog catalog) => [];
+
+    /// <summary>
+    /// The verdicts of each what-if: its base step's expectations, computed with the what-if's figures in
+    /// the base step's place. They are shown, not required: a what-if that removes a step's cause is
+    /// expected to fail them.
+    /// </summary>
+    public IReadOnlyList<Verdict> WhatIfVerdicts(IReadOnlyList<StepResult> results, LabMode mode)
+    {
+        var verdicts = new List<Verdict>();
+        foreach (var whatIf in results.Where(r => r.Step.WhatIf is not null))
+        {
+            var substituted = results.Where(r => r.Step.WhatIf is null).ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
+            substituted[whatIf.Step.BaseId] = whatIf;
+            verdicts.AddRange(Verdicts(substituted, mode)
+                .Where(v => v.StepId == whatIf.Step.BaseId)
+                .Select(v => v with { StepId = whatIf.Step.Label, Required = false }));
+        }
+
+        return verdicts;
+    }
+
     /// <summary>The article's figures for a step, by metric, to print beside ours.</summary>
     public abstract IReadOnlyList<ArticleRow> ArticleTable { get; }
 
     /// <summary>The same metrics measured here, for one step.</summary>
     public abstract IReadOnlyDictionary<string, string> Measured(StepResult result);
-
-    protected static int Int(IReadOnlyDictionary<string, object?> values, string key, int fallback) =>
-        values.TryGetValue(key, out var raw) && raw is not null ? int.Parse(raw.ToString()!, CultureInfo.InvariantCulture) : fallback;
 
     /// <summary>Seconds since the step's load started for a Unix time.</summary>
     protected static double Offset(long unixSeconds, DateTimeOffset loadStart) => unixSeconds - loadStart.ToUnixTimeMilliseconds() / 1000.0;

@@ -22,7 +22,8 @@ internal static class SoakRunner
         var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
         var duration = new Option<TimeSpan>("--duration") { Description = "How long the steady load lasts (e.g. 00:10:00).", DefaultValueFactory = _ => TimeSpan.FromMinutes(10) };
         var users = new Option<int>("--users") { Description = "Steady number of users.", DefaultValueFactory = _ => 20 };
-        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output, prometheus };
+        var calibration = LabCommands.CalibrationOption();
+        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output, prometheus, calibration };
         command.SetAction(async (parse, cancellationToken) =>
         {
             var stepId = parse.GetValue(step)!;
@@ -33,6 +34,11 @@ internal static class SoakRunner
                 return 2;
             }
 
+            if (!LabCommands.TryCalibration(parse.GetValue(calibration), LabCalibration.DefaultProfile, out var calibrated))
+            {
+                return 2;
+            }
+
             var options = new LabRunOptions
             {
                 Scenarios = [scenario.Id],
@@ -40,6 +46,7 @@ internal static class SoakRunner
                 Mode = LabMode.Full,
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
                 PrometheusPort = parse.GetValue(prometheus),
+                Calibration = calibrated,
                 Log = log,
             };
             return await LabCommands.ExitCodeAsync("soak", async () =>
@@ -69,8 +76,9 @@ internal static class SoakRunner
                 var plan = new LoadTestPlan
                 {
                     Scenario = scenario.Workload(context),
-                    Shape = ClosedLoad.Constant(users, duration) with { ThinkTime = ThinkTime(scenario, options) },
+                    Shape = SteadyShape(scenario, users, duration, options),
                     Bounds = new LoadBounds { MaxDuration = duration + TimeSpan.FromMinutes(1), MaxRequests = long.MaxValue / 2 },
+                    Http = scenario.Clients(context),
                 };
                 var load = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
                 load.WriteFiles(Path.Combine(options.OutputDirectory, "soak", "load"));
@@ -112,7 +120,7 @@ internal static class SoakRunner
 
         var md = new StringBuilder();
         md.AppendLine(CultureInfo.InvariantCulture, $"# Soak: {result.Step.Title}").AppendLine();
-        md.AppendLine(CultureInfo.InvariantCulture, $"{users} users (think time {ThinkTime(LabRunner.Scenario(result.Step.Id[..1]), options).TotalMilliseconds:0} ms) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests.").AppendLine();
+        md.AppendLine(CultureInfo.InvariantCulture, $"{users} users ({UserBehaviour(LabRunner.Scenario(result.Step.Id[..1]), options)}) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests, {result.Load.Totals.Unsent:N0} missed.").AppendLine();
         md.AppendLine("| | first fifth | last fifth | change |").AppendLine("|---|---|---|---|");
         md.AppendLine(CultureInfo.InvariantCulture, $"| successful requests/s | {Rate(early):0.0} | {Rate(late):0.0} | {Change(Rate(early), Rate(late))} |");
         md.AppendLine(CultureInfo.InvariantCulture, $"| p99 latency, ms (mean of seconds) | {P99(early):0} | {P99(late):0} | {Change(P99(early), P99(late))} |");
@@ -138,8 +146,16 @@ internal static class SoakRunner
         return file;
     }
 
-    private static TimeSpan ThinkTime(LabScenario scenario, LabRunOptions options) =>
-        scenario is GatewayScenario ? options.Calibration.InvoiceThinkTime : options.Calibration.DeliveryRequestThinkTime;
+    /// <summary>Scenario A's users ask on a schedule, as in its steps; scenario B's soak users loop with a think time.</summary>
+    private static LoadShape SteadyShape(LabScenario scenario, int users, TimeSpan duration, LabRunOptions options) =>
+        scenario is GatewayScenario
+            ? OpenLoad.Users(users, users, options.Calibration.InvoiceRatePerUser, TimeSpan.Zero) with { Hold = duration }
+            : ClosedLoad.Constant(users, duration) with { ThinkTime = options.Calibration.DeliveryRequestThinkTime };
+
+    private static string UserBehaviour(LabScenario scenario, LabRunOptions options) =>
+        scenario is GatewayScenario
+            ? string.Create(CultureInfo.InvariantCulture, $"{options.Calibration.InvoiceRatePerUser:0.##} invoices/s each, on a schedule")
+            : string.Create(CultureInfo.InvariantCulture, $"think time {options.Calibration.DeliveryRequestThinkTime.TotalMilliseconds:0} ms");
 
     private static string Change(double before, double after) =>
         before == 0 ? "–" : ((after - before) / before).ToString("+0%;-0%;0%", CultureInfo.InvariantCulture);

@@ -122,8 +122,31 @@ internal static class HttpClientDefaults
                 var pipeline = registry.GetOrAddPipeline<HttpResponseMessage>(
                     new HttpClientPipelineKey(name.Length == 0 ? "default" : name),
                     pipeline => AddStandardStrategies(pipeline, clientSettings));
+                builder.AdditionalHandlers.Add(new RetriedBodyBuffer(clientSettings.RetryNonIdempotentMethods && clientSettings.MaxRetryAttempts > 0));
                 builder.AdditionalHandlers.Add(new ResilienceHandler(pipeline));
             }
         };
+    }
+
+    /// <summary>
+    /// The package's handler sends the same request message again on a retry, and a streamed body
+    /// (a non-seekable <see cref="StreamContent"/>) cannot be read twice: the retry would fail with
+    /// "the stream was already consumed". A body of a request that may be retried is therefore read
+    /// into memory once, before the first attempt, and every attempt sends that copy.
+    /// </summary>
+    private sealed class RetriedBodyBuffer(bool retriesNonIdempotentMethods) : DelegatingHandler
+    {
+        protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            if (request.Content is { } content && MayBeRetried(request.Method))
+            {
+                await content.LoadIntoBufferAsync(cancellationToken).ConfigureAwait(false);
+            }
+
+            return await base.SendAsync(request, cancellationToken).ConfigureAwait(false);
+        }
+
+        private bool MayBeRetried(HttpMethod method) =>
+            retriesNonIdempotentMethods || (method != HttpMethod.Post && method != HttpMethod.Patch && method != HttpMethod.Connect);
     }
 }

@@ -55,8 +55,8 @@ public sealed class ResilienceSettings : IValidatableObject
 
     /// <summary>
     /// Whether POST and PATCH (not idempotent) are retried too. Default false: only GET, HEAD,
-    /// OPTIONS, PUT and DELETE are retried. A retry sends the same request again without buffering
-    /// its body, so a client that turns this on must send buffered content (string, bytes, JSON).
+    /// OPTIONS, PUT and DELETE are retried. The body of a request that may be retried is read into
+    /// memory before the first attempt, so a retry resends it even when it was a stream.
     /// </summary>
     public bool RetryNonIdempotentMethods { get; set; }
 

@@ -20,6 +20,20 @@ public static class TelemetrySources
     public const string OwnPrefix = "DroneDelivery.*";
 
     /// <summary>
+    /// The ActivitySources of the Service Bus SDK (<c>Azure.Messaging.ServiceBus.ServiceBusSender</c>,
+    /// <c>.ServiceBusReceiver</c>, <c>.ServiceBusProcessor</c>, ...): spans named <c>ServiceBusSender.Send</c>,
+    /// <c>ServiceBusProcessor.ProcessMessage</c>, <c>ServiceBusReceiver.Complete</c>, ..., the processing span a child
+    /// of the sender's trace context. They exist only with <see cref="AzureActivitySourceSwitch"/> on.
+    /// </summary>
+    public const string ServiceBus = "Azure.Messaging.ServiceBus.*";
+
+    /// <summary>
+    /// The AppContext switch with which the Azure SDKs create their spans through ActivitySources (which OpenTelemetry
+    /// listens to) rather than only through a DiagnosticListener. Each SDK reads it once, on first use.
+    /// </summary>
+    public const string AzureActivitySourceSwitch = "Azure.Experimental.EnableActivitySource";
+
+    /// <summary>
     /// The Meter of Polly's telemetry: the HTTP resilience pipelines' retries, timeouts and circuit
     /// transitions (<c>resilience.polly.strategy.events</c>) and attempt and pipeline durations.
     /// </summary>
@@ -50,6 +64,9 @@ internal static class TelemetryExtensions
     {
         builder.AddSettings<TelemetrySettings>("Telemetry");
 
+        // Before any Azure client exists: the SDKs read the switch once.
+        AppContext.SetSwitch(TelemetrySources.AzureActivitySourceSwitch, true);
+
         var instance = Environment.GetEnvironmentVariable("POD_NAME") ?? $"{Environment.MachineName}-{Environment.ProcessId}";
         var useOtlp = !string.IsNullOrWhiteSpace(builder.Configuration[OtlpEndpointVariable]);
         var appInsightsConnection = builder.Configuration[ApplicationInsightsVariable];
@@ -65,7 +82,7 @@ internal static class TelemetryExtensions
                     services.GetRequiredService<IOptions<TelemetrySettings>>().Value.TraceSamplingRatio)))
                 .AddAspNetCoreInstrumentation(options => options.Filter = context => !IsProbeOrScrape(context.Request.Path))
                 .AddHttpClientInstrumentation()
-                .AddSource(TelemetrySources.OwnPrefix))
+                .AddSource(TelemetrySources.OwnPrefix, TelemetrySources.ServiceBus))
             .WithMetrics(metrics => metrics
                 .AddAspNetCoreInstrumentation()
                 .AddHttpClientInstrumentation()

@@ -1,10 +1,10 @@
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts.Cosmos;
 using DroneDelivery.DroneScheduler.Seeding;
 using DroneDelivery.Emulators.CosmosDb;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.ServiceBus;
 using DroneDelivery.LocalSystem;
-using DroneDelivery.ServiceBus;
 using Microsoft.Azure.Cosmos;
 
 namespace DroneDelivery.Services.Tests.Infrastructure;

@@ -1,6 +1,6 @@
 using System.Net;
+using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
-using DroneDelivery.ServiceBus;
 using DroneDelivery.TestSupport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;

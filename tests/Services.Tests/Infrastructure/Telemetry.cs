@@ -20,6 +20,7 @@ internal sealed class TraceRecorder : IDisposable
         _listener = new ActivityListener
         {
             ShouldListenTo = source => source.Name.StartsWith("DroneDelivery", StringComparison.Ordinal)
+                                       || source.Name.StartsWith("Azure.Messaging.ServiceBus", StringComparison.Ordinal)
                                        || source.Name is "Microsoft.AspNetCore" or "System.Net.Http",
             Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllDataAndRecorded,
             ActivityStopped = activity =>

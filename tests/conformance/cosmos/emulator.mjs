@@ -15,10 +15,12 @@ const repository = resolve(here, "../../..");
 export const key = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
 function emulatorAssembly() {
+  // The build configuration to take the emulator from (.ci/run builds Release); Debug by default.
+  const configuration = (process.env.BUILD_CONFIGURATION ?? "Debug").toLowerCase();
   const configured = process.env.COSMOS_EMULATOR_DLL;
-  const path = configured ?? join(repository, "artifacts/bin/DroneDelivery.Emulators.CosmosDb/debug/DroneDelivery.Emulators.CosmosDb.dll");
+  const path = configured ?? join(repository, `artifacts/bin/DroneDelivery.Emulators.CosmosDb/${configuration}/DroneDelivery.Emulators.CosmosDb.dll`);
   if (!existsSync(path)) {
-    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln) or set COSMOS_EMULATOR_DLL.`);
+    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln, with -c Release if BUILD_CONFIGURATION=Release) or set COSMOS_EMULATOR_DLL.`);
   }
   return path;
 }
@@ -58,18 +60,31 @@ export async function startEmulator({ partitions = 4 } = {}) {
   return {
     endpoint,
     output,
-    /** A client as an application would configure one for this emulator. */
-    client() {
+    /**
+     * A client as an application would configure one for this emulator; `retryOptions` as the SDK's
+     * connectionPolicy takes them (`{ maxRetryAttemptCount: 0 }` turns its 429 retries off).
+     */
+    client({ retryOptions } = {}) {
       return new CosmosClient({
         endpoint,
         key,
         // The emulator is one endpoint; do not follow the account's locations.
-        connectionPolicy: { enableEndpointDiscovery: false },
+        connectionPolicy: { enableEndpointDiscovery: false, ...(retryOptions ? { retryOptions } : {}) },
       });
     },
     /** The emulator's own request log (docs/emulators/cosmos-db.md, "Request timings"). */
     async requests(after = 0) {
       const response = await fetch(new URL(`_emulator/requests?after=${after}&limit=100000`, endpoint));
+      return response.json();
+    },
+    /** The sequence number of the last request logged, to read only what follows it. */
+    async lastSequence() {
+      const log = await this.requests(0);
+      return log.length === 0 ? 0 : log[log.length - 1].sequence;
+    },
+    /** The capacity model's metrics (docs/emulators/cosmos-db.md, "Metrics"). */
+    async metrics() {
+      const response = await fetch(new URL("_emulator/metrics?seconds=1", endpoint));
       return response.json();
     },
     async stop() {

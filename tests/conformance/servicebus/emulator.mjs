@@ -13,17 +13,19 @@ export const keyName = "RootManageSharedAccessKey";
 export const key = "SAS_KEY_VALUE";
 
 function emulatorAssembly() {
+  // The build configuration to take the emulator from (.ci/run builds Release); Debug by default.
+  const configuration = (process.env.BUILD_CONFIGURATION ?? "Debug").toLowerCase();
   const configured = process.env.SERVICEBUS_EMULATOR_DLL;
-  const path = configured ?? join(repository, "artifacts/bin/DroneDelivery.Emulators.ServiceBus/debug/DroneDelivery.Emulators.ServiceBus.dll");
+  const path = configured ?? join(repository, `artifacts/bin/DroneDelivery.Emulators.ServiceBus/${configuration}/DroneDelivery.Emulators.ServiceBus.dll`);
   if (!existsSync(path)) {
-    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln) or set SERVICEBUS_EMULATOR_DLL.`);
+    throw new Error(`${path} does not exist: build the solution first (dotnet build DroneDelivery.sln, with -c Release if BUILD_CONFIGURATION=Release) or set SERVICEBUS_EMULATOR_DLL.`);
   }
   return path;
 }
 
 /**
- * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount }) and topics
- * (in Config.json's shape: { Name, Subscriptions: [{ Name, Rules }] }).
+ * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount, requiresSession }) and topics
+ * (in Config.json's shape: { Name, Subscriptions: [{ Name, Properties, Rules }] }).
  */
 export async function startEmulator(queues, topics = []) {
   const folder = mkdtempSync(join(tmpdir(), "sb-conformance-"));
@@ -34,7 +36,7 @@ export async function startEmulator(queues, topics = []) {
         Name: "sbemulatorns",
         Queues: queues.map((q) => ({
           Name: q.name,
-          Properties: { LockDuration: q.lockDuration ?? "PT30S", MaxDeliveryCount: q.maxDeliveryCount ?? 10 },
+          Properties: { LockDuration: q.lockDuration ?? "PT30S", MaxDeliveryCount: q.maxDeliveryCount ?? 10, RequiresSession: q.requiresSession ?? false },
         })),
         Topics: topics,
       }],
@@ -67,6 +69,7 @@ export async function startEmulator(queues, topics = []) {
   });
 
   return {
+    port,
     connectionString: `Endpoint=sb://127.0.0.1:${port};SharedAccessKeyName=${keyName};SharedAccessKey=${key};UseDevelopmentEmulator=true`,
     output,
     async stop() {

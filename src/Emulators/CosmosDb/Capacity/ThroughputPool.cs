@@ -62,7 +62,20 @@ internal sealed class ThroughputPool
     }
 
     /// <summary>True when partition <paramref name="index"/> has budget left; otherwise how long to wait.</summary>
-    public bool TryAdmit(int index, out int retryAfterMilliseconds)
+    public bool TryAdmit(int index, out int retryAfterMilliseconds) =>
+        Admit(index, static bucket => (bucket.AverageCharge, bucket.Waiting), out retryAfterMilliseconds);
+
+    /// <summary>
+    /// Admits one operation of a bulk request: true while partition <paramref name="index"/> has budget
+    /// left at this moment, whatever other requests have spent. Otherwise how long to wait for the debt
+    /// to be repaid and for <paramref name="charge"/> more; with <paramref name="queued"/>, also for the
+    /// operations already told to come back (each expected to cost <paramref name="charge"/>), so that
+    /// they return one after another rather than all at once.
+    /// </summary>
+    public bool TryAdmitOperation(int index, double charge, bool queued, out int retryAfterMilliseconds) =>
+        Admit(index, bucket => (charge, queued ? bucket.WaitingOperations : null), out retryAfterMilliseconds);
+
+    private bool Admit(int index, Func<Bucket, (double Charge, Queue<long>? Waiting)> expected, out int retryAfterMilliseconds)
     {
         var bucket = _buckets[index % _buckets.Length];
         var now = _time.GetTimestamp();
@@ -75,15 +88,22 @@ internal sealed class ThroughputPool
                 return true;
             }
 
-            while (bucket.Waiting.Count > 0 && bucket.Waiting.Peek() <= now)
+            // Wait for the debt to be repaid, for the ones already waiting to be served first, and for this one.
+            var (charge, waiting) = expected(bucket);
+            var ahead = 0;
+            if (waiting is not null)
             {
-                bucket.Waiting.Dequeue();
+                while (waiting.Count > 0 && waiting.Peek() <= now)
+                {
+                    waiting.Dequeue();
+                }
+
+                ahead = waiting.Count;
             }
 
-            // Wait for the debt to be repaid and for the ones already waiting to be served first.
-            var seconds = (-bucket.Tokens + ((bucket.Waiting.Count + 1) * bucket.AverageCharge)) / PerPartition;
+            var seconds = (-bucket.Tokens + ((ahead + 1) * charge)) / PerPartition;
             retryAfterMilliseconds = Math.Max(1, (int)Math.Ceiling(seconds * 1000));
-            bucket.Waiting.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
+            waiting?.Enqueue(now + (long)(seconds * _time.TimestampFrequency));
             return false;
         }
     }
@@ -134,5 +154,8 @@ internal sealed class ThroughputPool
         public long LastRefill;
         public double AverageCharge = 1;
         public readonly Queue<long> Waiting = new();
+
+        /// <summary>When each bulk operation told to come back is due (timestamps).</summary>
+        public readonly Queue<long> WaitingOperations = new();
     }
 }

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 
 namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 
@@ -27,10 +28,12 @@ internal static partial class BatchHandlers
     private const byte CodeUInt32 = 11;
     private const byte CodeFloat64 = 16;
     private const byte CodeUtf8 = 20;
-    private const byte CodeBinary = 21;
 
     // Path tokens: the schema's property paths in order, after the empty path (0).
+    private const int TokenIndexingDirective = 8;
     private const int TokenIfMatch = 9;
+    private const int TokenIfNoneMatch = 10;
+    private const int TokenTimeToLive = 11;
     private const int TokenMinimalReturnPreference = 12;
     private const int TokenRetryAfterMilliseconds = 5;
     private const int TokenRequestCharge = 6;
@@ -40,6 +43,11 @@ internal static partial class BatchHandlers
         var reader = new RowReader(body, body.Length);
         reader.Header(SegmentSchema);
         var segmentLength = BinaryPrimitives.ReadInt32LittleEndian(reader.Take(5)[1..]);
+        if (segmentLength < reader.Position || segmentLength > body.Length)
+        {
+            throw new BadRequestException($"The batch request's segment header gives a length of {segmentLength} bytes, outside the body of {body.Length}.");
+        }
+
         reader = new RowReader(body, body.Length) { Position = segmentLength };
         var operations = new List<BatchOperation>();
         while (reader.Position < body.Length)
@@ -47,11 +55,12 @@ internal static partial class BatchHandlers
             reader.Header(RecordSchema);
             var length = BinaryPrimitives.ReadInt32LittleEndian(reader.Take(4));
             reader.Take(4); // CRC-32 of the record
-            var end = reader.Position + length;
-            if (length < 0 || end > body.Length)
+            if (length < 0 || length > body.Length - reader.Position)
             {
                 throw new BadRequestException("The batch request's RecordIO stream is truncated.");
             }
+
+            var end = reader.Position + length;
 
             operations.Add(ReadOperation(new RowReader(body, end) { Position = reader.Position }));
             reader.Position = end;
@@ -70,6 +79,8 @@ internal static partial class BatchHandlers
         string? id = null;
         byte[]? resourceBody = null;
         // Variable columns, in schema order: partitionKey, effectivePartitionKey, id, binaryId, resourceBody.
+        // The SDK sends an effective partition key or a binary id only when an application sets them as
+        // request properties; routing by them is not modelled, so they are refused, never ignored.
         for (var bit = 2; bit <= 6; bit++)
         {
             if ((presence & (1 << bit)) == 0)
@@ -83,9 +94,13 @@ internal static partial class BatchHandlers
                 case 2:
                     partitionKey = Encoding.UTF8.GetString(value);
                     break;
+                case 3:
+                    throw Unsupported("effectivePartitionKey", "operations are routed by their partition key only");
                 case 4:
                     id = Encoding.UTF8.GetString(value);
                     break;
+                case 5:
+                    throw Unsupported("binaryId", "items are identified by their string id only");
                 case 6:
                     resourceBody = value.ToArray();
                     break;
@@ -93,33 +108,35 @@ internal static partial class BatchHandlers
         }
 
         string? ifMatch = null;
+        string? ifNoneMatch = null;
         var minimal = false;
         while (!row.AtEnd)
         {
             var code = row.Take(1)[0];
             var token = row.VarUInt();
-            switch (code)
+            switch (code, token)
             {
-                case CodeBoolean or CodeBooleanFalse:
-                    if (token == TokenMinimalReturnPreference)
+                case (CodeBoolean or CodeBooleanFalse, TokenMinimalReturnPreference):
+                    minimal = code == CodeBoolean;
+                    break;
+                case (CodeUtf8, TokenIfMatch):
+                    ifMatch = Encoding.UTF8.GetString(row.Variable());
+                    break;
+                case (CodeUtf8, TokenIfNoneMatch):
+                    ifNoneMatch = Encoding.UTF8.GetString(row.Variable());
+                    break;
+                case (CodeUtf8, TokenIndexingDirective):
+                    if (ItemHandlers.UnsupportedIndexingDirective(Encoding.UTF8.GetString(row.Variable())) is { } directive)
                     {
-                        minimal = code == CodeBoolean;
+                        throw new BadRequestException($"The batch operation field 'indexingDirective' is not supported as sent: {directive}");
                     }
 
                     break;
-                case CodeInt32:
-                    row.Take(4);
-                    break;
-                case CodeUtf8 or CodeBinary:
-                    var value = row.Variable();
-                    if (token == TokenIfMatch)
-                    {
-                        ifMatch = Encoding.UTF8.GetString(value);
-                    }
-
-                    break;
+                case (CodeInt32, TokenTimeToLive):
+                    throw Unsupported("timeToLiveInSeconds", "items never expire (time to live is not modelled)");
                 default:
-                    throw new BadRequestException($"The batch operation has a sparse field of a type this emulator does not read (layout code {code}).");
+                    throw new BadRequestException(
+                        $"The batch operation has a field this emulator does not read (path token {token}, layout code {code}).");
             }
         }
 
@@ -145,10 +162,18 @@ internal static partial class BatchHandlers
             {
                 throw new BadRequestException($"A batch operation's resource body is not valid JSON: {e.Message}");
             }
+
+            if (JsonInput.Problem(json.Value) is { } problem)
+            {
+                throw new BadRequestException($"A batch operation's resource body cannot be accepted: {problem}.");
+            }
         }
 
-        return BatchOperation.Create(type, id, partitionKey, ifMatch, json, minimal);
+        return BatchOperation.Create(type, id, partitionKey, ifMatch, ifNoneMatch, json, minimal);
     }
+
+    private static BadRequestException Unsupported(string field, string why) =>
+        new($"The batch operation field '{field}' is not supported by this emulator: {why}.");
 
     private static GatewayResponse WriteHybridRowResults(IReadOnlyList<Outcome> outcomes, List<BatchOperation> operations, int statusCode)
     {
@@ -178,7 +203,7 @@ internal static partial class BatchHandlers
         var row = new ArrayBufferWriter<byte>(64);
         Write(row, [HybridRowV1]);
         WriteInt32(row, ResultSchema);
-        var etag = outcome.Document?.ETag;
+        var etag = outcome.ETag;
         var body = outcome.Document is { } document && (!operation.Minimal || operation.Type == BatchOperationType.Read) ? document.Json : null;
         // Presence: statusCode, subStatusCode, eTag, resourceBody.
         Write(row, [(byte)(0b11 | (etag is null ? 0 : 0b100) | (body is null ? 0 : 0b1000))]);
@@ -272,7 +297,7 @@ internal static partial class BatchHandlers
 
         public ReadOnlySpan<byte> Take(int count)
         {
-            if (count < 0 || Position + count > end)
+            if (count < 0 || count > end - Position)
             {
                 throw new BadRequestException("The batch request's HybridRow body is truncated.");
             }
@@ -298,6 +323,12 @@ internal static partial class BatchHandlers
             throw new BadRequestException("The batch request has a malformed variable-length integer.");
         }
 
-        public ReadOnlySpan<byte> Variable() => Take(checked((int)VarUInt()));
+        public ReadOnlySpan<byte> Variable()
+        {
+            var length = VarUInt();
+            return length <= (ulong)(end - Position)
+                ? Take((int)length)
+                : throw new BadRequestException($"The batch request's HybridRow body claims a field of {length} bytes, past its end.");
+        }
     }
 }

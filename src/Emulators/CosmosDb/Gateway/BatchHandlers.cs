@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Runtime.CompilerServices;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.CosmosDb.Partitioning;
@@ -27,6 +26,21 @@ internal static partial class BatchHandlers
     {
         var atomic = !bool.TryParse(request.Header(CosmosHeaders.IsBatchAtomic), out var isAtomic) || isAtomic;
         var operation = atomic ? CosmosEmulatorOperations.Batch : CosmosEmulatorOperations.Bulk;
+        try
+        {
+            return Execute(request, container, atomic, operation);
+        }
+        catch (BadRequestException e)
+        {
+            // Counted as the container's batch or bulk request that it is.
+            var refused = GatewayResponse.BadRequest(e.Message, e.SubStatusCode).Named(operation);
+            refused.Container = container;
+            return refused;
+        }
+    }
+
+    private static GatewayResponse Execute(GatewayRequest request, ContainerResource container, bool atomic, string operation)
+    {
         // The JavaScript SDK sends a JSON array; the .NET SDK a RecordIO stream of HybridRow records,
         // and it expects its answer in the same form.
         var binary = !IsJsonArray(request.Body);
@@ -146,11 +160,13 @@ internal static partial class BatchHandlers
         for (var i = 0; i < operations.Count; i++)
         {
             var op = operations[i];
-            PartitionKeyComponent partitionKey;
+            PartitionKeyValue partitionKey;
+            string epk;
             try
             {
                 partitionKey = op.PartitionKey() ?? headerKey ?? op.BodyPartitionKey(container)
                     ?? throw new BadRequestException("The operation names no partition key.");
+                epk = container.EffectivePartitionKeyOf(partitionKey);
             }
             catch (BadRequestException e)
             {
@@ -164,7 +180,6 @@ internal static partial class BatchHandlers
                 continue;
             }
 
-            var epk = container.EffectivePartitionKeyOf(partitionKey);
             var partition = container.PartitionFor(epk);
             if (!budgets.TryGetValue(partition, out var budget))
             {
@@ -196,6 +211,8 @@ internal static partial class BatchHandlers
 
                 return result;
             });
+            // Paid at once, so a concurrent request to this partition sees what this one has spent.
+            container.Pool.Charge(partition.Index, outcome.Charge);
             budget.Spent += outcome.Charge;
             if (outcome.Status < 400)
             {
@@ -222,6 +239,7 @@ internal static partial class BatchHandlers
         }
 
         var response = Answer(outcomes, operations, outcomes.All(o => o.Status < 400) ? 200 : 207, binary).Named(operation);
+        response.BudgetsCharged = true;
         if (budgets.Count == 0)
         {
             response.Container = container;
@@ -246,9 +264,16 @@ internal static partial class BatchHandlers
         switch (op.Type)
         {
             case BatchOperationType.Read:
-                return existing is null
-                    ? Outcome.Failure(404, "Entity with the specified id does not exist in the system.", charge: readCharge)
-                    : new Outcome(200, existing, readCharge * DataPlane.Kilobytes(existing.Json.Length));
+                if (existing is null)
+                {
+                    return Outcome.Failure(404, "Entity with the specified id does not exist in the system.", charge: readCharge);
+                }
+
+                var read = readCharge * DataPlane.Kilobytes(existing.Json.Length);
+                // Not modified is not a failure: the batch goes on and commits, as in the service.
+                return op.IfNoneMatch is not null && PhysicalPartition.ETagMatches(op.IfNoneMatch, existing.ETag)
+                    ? new Outcome(304, null, read) { ETag = existing.ETag }
+                    : new Outcome(200, existing, read);
             case BatchOperationType.Create:
                 if (existing is not null)
                 {
@@ -272,7 +297,8 @@ internal static partial class BatchHandlers
                 break;
         }
 
-        if (op.IfMatch is not null && existing is not null && !PhysicalPartition.ETagMatches(op.IfMatch, existing.ETag))
+        if ((op.IfMatch is not null && existing is not null && !PhysicalPartition.ETagMatches(op.IfMatch, existing.ETag))
+            || (op.IfNoneMatch is not null && existing is not null && PhysicalPartition.ETagMatches(op.IfNoneMatch, existing.ETag)))
         {
             return Outcome.Failure(412, "Operation cannot be performed because one of the specified precondition is not met.", charge: readCharge);
         }
@@ -329,9 +355,13 @@ internal static partial class BatchHandlers
                 }
 
                 writer.WriteNumber("requestCharge", Math.Round(outcome.Charge, 2));
+                if (outcome.ETag is { } etag)
+                {
+                    writer.WriteString("eTag", etag);
+                }
+
                 if (outcome.Document is { } document)
                 {
-                    writer.WriteString("eTag", document.ETag);
                     if (!operations[i].Minimal || operations[i].Type == BatchOperationType.Read)
                     {
                         writer.WritePropertyName("resourceBody");
@@ -373,6 +403,9 @@ internal static partial class BatchHandlers
     /// <summary>What one operation came to: its status, the item to answer with and its RU charge.</summary>
     private sealed record Outcome(int Status, StoredDocument? Document, double Charge)
     {
+        /// <summary>The item's etag in the answer: the document's, or the unchanged item's for a 304.</summary>
+        public string? ETag { get; init; } = Document?.ETag;
+
         public int SubStatus { get; init; }
 
         public string? Message { get; init; }
@@ -397,77 +430,53 @@ internal static partial class BatchHandlers
     }
 
     /// <summary>
-    /// A partition's RU budget during one bulk request: admitted like a point request, then spent
-    /// operation by operation; once spent, the remaining operations are told to come back later.
+    /// A partition's RU budget during one bulk request. Each operation is admitted while the partition
+    /// has budget left at that moment and pays its charge at once, so concurrent requests to one
+    /// partition share its budget; once it is spent, the remaining operations are told to come back later.
     /// </summary>
     /// <remarks>
     /// The two SDKs retry throttled bulk operations differently, so the retry-after depends on the
     /// form of the request. The JavaScript SDK sleeps each throttled operation's retry-after one
     /// after another before re-queuing it, which already spaces them out: every operation gets the
-    /// time to repay what the request spent beyond the budget and to afford one more write. The .NET
-    /// SDK waits each operation's retry-after concurrently (at most 9 times, 30 s in all), so in its
-    /// binary form throttled operations queue up per partition: the n-th still waiting is told to come
-    /// back when the partition will have earned the RU for the writes before it, as the service spaces
-    /// out throttled requests, instead of all returning at once to be throttled again.
+    /// time to repay the partition's debt and to afford one more write, and a request of which no
+    /// operation is admitted is throttled as a whole, as a point operation would be. The .NET SDK waits
+    /// each operation's retry-after concurrently (at most 9 times, 30 s in all), so in its binary form
+    /// throttled operations queue up per partition: the n-th still waiting is told to come back when
+    /// the partition will have earned the RU for the writes before it, as the service spaces out
+    /// throttled requests, instead of all returning at once to be throttled again.
     /// </remarks>
     private sealed class Budget(ContainerResource container, PhysicalPartition partition, bool queued)
     {
-        private static readonly ConditionalWeakTable<PhysicalPartition, Queue<long>> Waiting = [];
-        private double? _available;
+        private bool _started;
 
         public double Spent { get; set; }
 
+        /// <summary>True when the request was refused at its first operation for this partition (JSON form).</summary>
         public bool Refused { get; private set; }
 
         public int RetryAfter { get; private set; }
 
         public bool TryAdmit(out int retryAfter)
         {
-            if (!Refused && _available is null)
+            var pool = container.Pool;
+            if (!queued && !_started)
             {
-                if (!container.Pool.TryAdmit(partition.Index, out var poolRetryAfter))
+                _started = true;
+                if (!pool.TryAdmit(partition.Index, out var requestRetryAfter))
                 {
                     Refused = true;
-                    RetryAfter = poolRetryAfter;
-                }
-                else
-                {
-                    _available = container.Pool.Available(partition.Index);
+                    RetryAfter = requestRetryAfter;
                 }
             }
 
-            if (!Refused && _available!.Value - Spent > 0)
+            if (Refused)
             {
-                retryAfter = 0;
-                return true;
-            }
-
-            var perSecond = Math.Max(container.Pool.PerPartition, 0.001);
-            var write = container.Charges.WritePerKilobyte;
-            var debt = Refused ? RetryAfter / 1000.0 * perSecond : Spent - _available!.Value;
-            if (!queued)
-            {
-                retryAfter = Refused ? RetryAfter : Milliseconds((debt + write) / perSecond);
+                retryAfter = RetryAfter;
                 return false;
             }
 
-            var waiting = Waiting.GetValue(partition, _ => new Queue<long>());
-            lock (waiting)
-            {
-                var now = Environment.TickCount64;
-                while (waiting.Count > 0 && waiting.Peek() <= now)
-                {
-                    waiting.Dequeue();
-                }
-
-                retryAfter = Milliseconds((debt + ((waiting.Count + 1) * write)) / perSecond);
-                waiting.Enqueue(now + retryAfter);
-            }
-
-            return false;
+            return pool.TryAdmitOperation(partition.Index, container.Charges.WritePerKilobyte, queued, out retryAfter);
         }
-
-        private static int Milliseconds(double seconds) => Math.Max(1, (int)Math.Ceiling(seconds * 1000));
     }
 
     private enum BatchOperationType
@@ -480,9 +489,11 @@ internal static partial class BatchHandlers
         Patch,
     }
 
-    /// <summary>One element of the request's array: <c>{operationType, id, partitionKey, ifMatch, resourceBody}</c>.</summary>
+    /// <summary>One element of the request's array: <c>{operationType, id, partitionKey, ifMatch, ifNoneMatch, resourceBody}</c>.</summary>
     private sealed class BatchOperation
     {
+        private static readonly string[] JsonFields = ["operationType", "id", "partitionKey", "ifMatch", "ifNoneMatch", "resourceBody"];
+
         public BatchOperationType Type { get; private init; }
 
         public string? ItemId { get; private init; }
@@ -490,6 +501,8 @@ internal static partial class BatchHandlers
         public string? PartitionKeyJson { get; private init; }
 
         public string? IfMatch { get; private init; }
+
+        public string? IfNoneMatch { get; private init; }
 
         public JsonElement? Body { get; private init; }
 
@@ -503,9 +516,22 @@ internal static partial class BatchHandlers
                 throw new BadRequestException("Every element of a batch request must be an operation object.");
             }
 
+            // A field the emulator does not model (a time to live, an indexing directive, …) is refused
+            // rather than ignored: the operation would not do what its sender asked.
+            foreach (var property in element.EnumerateObject())
+            {
+                if (!JsonFields.Contains(property.Name))
+                {
+                    throw new BadRequestException(
+                        $"The batch operation field '{property.Name}' is not supported by this emulator (supported: {string.Join(", ", JsonFields)}).");
+                }
+            }
+
             var typeName = String(element, "operationType")
                 ?? throw new BadRequestException("A batch operation needs an operationType.");
-            if (!Enum.TryParse<BatchOperationType>(typeName, ignoreCase: true, out var type) || int.TryParse(typeName, CultureInfo.InvariantCulture, out _))
+            // Enum.TryParse also takes numbers and comma-separated lists ("Delete,Read"); neither names an operation.
+            if (!Enum.TryParse<BatchOperationType>(typeName, ignoreCase: true, out var type) || !Enum.IsDefined(type)
+                || typeName.Contains(',', StringComparison.Ordinal) || int.TryParse(typeName, CultureInfo.InvariantCulture, out _))
             {
                 throw new BadRequestException($"The batch operation type '{typeName}' is not supported (Create, Upsert, Read, Replace, Delete, Patch).");
             }
@@ -518,11 +544,13 @@ internal static partial class BatchHandlers
                 String(element, "id"),
                 element.TryGetProperty("partitionKey", out var pk) ? pk.ValueKind == JsonValueKind.String ? pk.GetString() : pk.GetRawText() : null,
                 String(element, "ifMatch"),
+                String(element, "ifNoneMatch"),
                 body,
                 minimal: false);
         }
 
-        public static BatchOperation Create(BatchOperationType type, string? id, string? partitionKeyJson, string? ifMatch, JsonElement? body, bool minimal)
+        public static BatchOperation Create(
+            BatchOperationType type, string? id, string? partitionKeyJson, string? ifMatch, string? ifNoneMatch, JsonElement? body, bool minimal)
         {
             var operation = new BatchOperation
             {
@@ -530,6 +558,7 @@ internal static partial class BatchHandlers
                 ItemId = id,
                 PartitionKeyJson = partitionKeyJson,
                 IfMatch = ifMatch,
+                IfNoneMatch = ifNoneMatch,
                 Body = body,
                 Minimal = minimal,
             };
@@ -556,37 +585,37 @@ internal static partial class BatchHandlers
                 : ItemId!;
 
         /// <summary>The operation's own partition key (a JSON array in a string), or null.</summary>
-        public PartitionKeyComponent? PartitionKey()
+        public PartitionKeyValue? PartitionKey()
         {
             if (PartitionKeyJson is null)
             {
                 return null;
             }
 
-            return PartitionKeyComponent.TryParseHeader(PartitionKeyJson, out var component, out var error)
-                ? component
+            return PartitionKeyValue.TryParseHeader(PartitionKeyJson, out var value, out var error)
+                ? value
                 : throw new BadRequestException(error!);
         }
 
-        public PartitionKeyComponent? BodyPartitionKey(ContainerResource container) =>
+        public PartitionKeyValue? BodyPartitionKey(ContainerResource container) =>
             Body is { ValueKind: JsonValueKind.Object } body && Type is not BatchOperationType.Patch ? container.PartitionKeyOf(body) : null;
 
         /// <summary>A 400 outcome when the operation belongs to another logical partition than <paramref name="partitionKey"/>.</summary>
-        public Outcome? Target(ContainerResource container, PartitionKeyComponent partitionKey)
+        public Outcome? Target(ContainerResource container, PartitionKeyValue partitionKey)
         {
             try
             {
-                if (PartitionKey() is { } own && own != partitionKey)
+                if (PartitionKey() is { } own && !own.Equals(partitionKey))
                 {
                     return Outcome.Failure(400,
                         $"The operation's partition key {own} is not the batch's partition key {partitionKey}: a transactional batch is limited to one logical partition.",
                         SubStatusCodes.PartitionKeyMismatch);
                 }
 
-                if (BodyPartitionKey(container) is { } fromBody && fromBody != partitionKey)
+                if (BodyPartitionKey(container) is { } fromBody && !fromBody.Equals(partitionKey))
                 {
                     return Outcome.Failure(400,
-                        $"PartitionKey extracted from document doesn't match the one specified in the header: the item has {fromBody} at {container.PartitionKeyPath}, the batch is for {partitionKey}.",
+                        $"PartitionKey extracted from document doesn't match the one specified in the header: the item has {fromBody} at {container.PartitionKey}, the batch is for {partitionKey}.",
                         SubStatusCodes.PartitionKeyMismatch);
                 }
             }

@@ -99,33 +99,25 @@ internal static class ChangeFeedHandlers
     /// <summary>
     /// The physical partition to read and the items of it the caller asked for: a partition key range
     /// (<c>x-ms-documentdb-partitionkeyrangeid</c>), optionally narrowed to an EPK sub-range
-    /// (<c>x-ms-start-epk</c>/<c>x-ms-end-epk</c>, as the .NET SDK sends for a feed range smaller than a
-    /// partition) or to one logical partition (<c>x-ms-documentdb-partitionkey</c>).
+    /// (<c>x-ms-start-epk</c>/<c>x-ms-end-epk</c>, as the SDKs send for a feed range smaller than a
+    /// partition or for a hierarchical key's prefix), or a partition key (<c>x-ms-documentdb-partitionkey</c>):
+    /// one logical partition, or every one under a hierarchical key's prefix.
     /// </summary>
     private static (PhysicalPartition Partition, Func<StoredDocument, bool> Include) Scope(GatewayRequest request, ContainerResource container)
     {
-        var (partition, exactEpk) = QueryHandlers.NamedPartition(request, container)
+        var target = QueryHandlers.Target(request, container)
             ?? (container.Partitions.Count == 1
-                ? (container.Partitions[0], null)
+                ? new ReadTarget(container.Partitions, default)
                 : throw new BadRequestException(
                     "The change feed is read one partition key range at a time: send x-ms-documentdb-partitionkeyrangeid or x-ms-documentdb-partitionkey."));
-
-        if (exactEpk is not null)
+        if (target.Partitions.Count != 1)
         {
-            var epk = exactEpk;
-            return (partition, d => string.Equals(d.Epk, epk, StringComparison.Ordinal));
+            throw new BadRequestException(
+                "The partition key prefix spans several partition key ranges; read the change feed one range at a time (x-ms-documentdb-partitionkeyrangeid).");
         }
 
-        var min = request.Header(CosmosHeaders.StartEpk);
-        var max = request.Header(CosmosHeaders.EndEpk);
-        if (string.IsNullOrEmpty(min) && (string.IsNullOrEmpty(max) || string.Equals(max, "FF", StringComparison.OrdinalIgnoreCase)))
-        {
-            return (partition, static _ => true);
-        }
-
-        return (partition, d =>
-            (string.IsNullOrEmpty(min) || string.Compare(d.Epk, min, StringComparison.OrdinalIgnoreCase) >= 0)
-            && (string.IsNullOrEmpty(max) || string.Compare(d.Epk, max, StringComparison.OrdinalIgnoreCase) < 0));
+        var scope = target.Scope;
+        return (target.Partitions[0], scope.IsEverything ? static _ => true : scope.Includes);
     }
 
     private static GatewayResponse Body(ContainerResource container, List<StoredDocument> page)

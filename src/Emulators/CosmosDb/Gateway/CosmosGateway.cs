@@ -187,7 +187,7 @@ internal sealed class CosmosGateway
         {
             foreach (var (partition, charge) in response.PartitionCharges)
             {
-                if (charge > 0)
+                if (charge > 0 && !response.BudgetsCharged)
                 {
                     container.Pool.Charge(partition.Index, charge);
                 }
@@ -300,6 +300,8 @@ internal sealed class CosmosGateway
             response.RequestCharge,
             response.DocumentCount,
             http.Request.Headers[CosmosHeaders.ActivityId].ToString() is { Length: > 0 } activity ? activity : null,
-            http.Request.Headers[CosmosHeaders.CorrelatedActivityId].ToString() is { Length: > 0 } correlated ? correlated : null));
+            http.Request.Headers[CosmosHeaders.CorrelatedActivityId].ToString() is { Length: > 0 } correlated ? correlated : null,
+            partitions.Count,
+            http.Request.Headers[CosmosHeaders.PartitionKeyRangeId].ToString() is { Length: > 0 } range ? range : null));
     }
 }

@@ -15,7 +15,7 @@ internal static class DocumentBuilder
         var sequence = existing?.Sequence ?? container.NextSequence();
         var rid = existing?.Rid ?? ResourceIds.Document(container.RidBytes, (ulong)sequence);
         var etag = ETags.New();
-        var timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        var timestamp = container.Time.GetUtcNow().ToUnixTimeSeconds();
         var buffer = new ArrayBufferWriter<byte>(256);
         using (var writer = new Utf8JsonWriter(buffer))
         {

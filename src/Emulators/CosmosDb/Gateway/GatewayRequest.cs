@@ -52,11 +52,17 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
             throw new BadRequestException(allowArray ? "The request body must be a JSON object or array." : "The request body must be a JSON object.");
         }
 
+        if (JsonInput.Problem(document.RootElement) is { } problem)
+        {
+            document.Dispose();
+            throw new BadRequestException($"The request body cannot be accepted: {problem}.");
+        }
+
         return document;
     }
 
-    /// <summary>The partition key header as a component, or null when absent.</summary>
-    public PartitionKeyComponent? PartitionKey()
+    /// <summary>The partition key header, or null when absent.</summary>
+    public PartitionKeyValue? PartitionKey()
     {
         var header = Header(CosmosHeaders.PartitionKey);
         if (header is null)
@@ -64,8 +70,8 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
             return null;
         }
 
-        return PartitionKeyComponent.TryParseHeader(header, out var component, out var error)
-            ? component
+        return PartitionKeyValue.TryParseHeader(header, out var value, out var error)
+            ? value
             : throw new BadRequestException(error!);
     }
 
@@ -91,13 +97,16 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
             try
             {
                 using var settings = JsonDocument.Parse(autoscale);
-                if (settings.RootElement.TryGetProperty("maxThroughput", out var max) && max.TryGetInt32(out var ru) && ru > 0)
+                if (settings.RootElement.ValueKind == JsonValueKind.Object
+                    && settings.RootElement.TryGetProperty("maxThroughput", out var max) && max.ValueKind == JsonValueKind.Number
+                    && max.TryGetInt32(out var ru) && ru > 0)
                 {
                     return new ThroughputRequest(ru, true);
                 }
             }
-            catch (JsonException)
+            catch (Exception e) when (e is JsonException or ArgumentException)
             {
+                // Not JSON, or text with an unpaired surrogate the JSON reader cannot even transcode.
             }
 
             throw new BadRequestException($"x-ms-cosmos-offer-autopilot-settings must be JSON with a positive maxThroughput (was '{autoscale}').");

@@ -36,6 +36,13 @@ internal sealed class GatewayResponse
 
     public bool Throttled { get; init; }
 
+    /// <summary>
+    /// True when the handler already took <see cref="PartitionCharges"/> from the partitions' RU budgets
+    /// as the work went (bulk requests, so that concurrent ones share a partition's budget); the
+    /// pipeline then only records them.
+    /// </summary>
+    public bool BudgetsCharged { get; set; }
+
     public static GatewayResponse Json(int statusCode, Action<Utf8JsonWriter> write, int sizeHint = 512)
     {
         var buffer = new ArrayBufferWriter<byte>(sizeHint);
@@ -58,7 +65,8 @@ internal sealed class GatewayResponse
         {
             writer.WriteStartObject();
             writer.WriteString("code", code);
-            writer.WriteString("message", message);
+            // Messages quote what the client sent; an unpaired surrogate in it must not stop the answer.
+            writer.WriteString("message", JsonInput.Printable(message));
             writer.WriteEndObject();
         });
         return new GatewayResponse { StatusCode = statusCode, SubStatusCode = subStatusCode, Body = response.Body };

@@ -18,6 +18,11 @@ internal static class ItemHandlers
 
         var upsert = request.HeaderIsTrue(CosmosHeaders.IsUpsert);
         var operation = upsert ? CosmosEmulatorOperations.UpsertItem : CosmosEmulatorOperations.CreateItem;
+        if (UnsupportedIndexingDirective(request.Header(CosmosHeaders.IndexingDirective)) is { } directive)
+        {
+            return GatewayResponse.BadRequest(directive).Named(operation);
+        }
+
         using var body = request.ParseJsonObject();
         var root = body.RootElement;
         var id = MetadataHandlers.RequireId(root);
@@ -31,7 +36,8 @@ internal static class ItemHandlers
             new DocumentKey(epk, id),
             upsert ? WriteMode.Upsert : WriteMode.Create,
             upsert ? request.Header(CosmosHeaders.IfMatch) : null,
-            existing => DocumentBuilder.Build(container, root, id, epk, existing));
+            existing => DocumentBuilder.Build(container, root, id, epk, existing),
+            request.Header(CosmosHeaders.IfNoneMatch));
         return Written(request, container, partition, status, stored, operation);
     }
 
@@ -52,7 +58,7 @@ internal static class ItemHandlers
         }
 
         var charge = container.Charges.PointReadPerKilobyte * DataPlane.Kilobytes(stored.Json.Length);
-        var response = string.Equals(request.Header(CosmosHeaders.IfNoneMatch), stored.ETag, StringComparison.Ordinal)
+        var response = request.Header(CosmosHeaders.IfNoneMatch) is { } ifNoneMatch && PhysicalPartition.ETagMatches(ifNoneMatch, stored.ETag)
             ? GatewayResponse.Empty(304)
             : GatewayResponse.Raw(200, stored.Json);
         return response.WithHeader(CosmosHeaders.ETag, stored.ETag).Named(operation).Charge(container, partition, charge, 1);
@@ -61,6 +67,11 @@ internal static class ItemHandlers
     public static GatewayResponse Replace(GatewayRequest request, ContainerResource container, string id)
     {
         const string operation = CosmosEmulatorOperations.ReplaceItem;
+        if (UnsupportedIndexingDirective(request.Header(CosmosHeaders.IndexingDirective)) is { } directive)
+        {
+            return GatewayResponse.BadRequest(directive).Named(operation);
+        }
+
         using var body = request.ParseJsonObject();
         var root = body.RootElement;
         var bodyId = MetadataHandlers.RequireId(root);
@@ -79,7 +90,8 @@ internal static class ItemHandlers
             new DocumentKey(epk, id),
             WriteMode.Replace,
             request.Header(CosmosHeaders.IfMatch),
-            existing => DocumentBuilder.Build(container, root, id, epk, existing));
+            existing => DocumentBuilder.Build(container, root, id, epk, existing),
+            request.Header(CosmosHeaders.IfNoneMatch));
         return Written(request, container, partition, status, stored, operation);
     }
 
@@ -92,7 +104,7 @@ internal static class ItemHandlers
             return throttled;
         }
 
-        var (status, stored) = partition.Delete(new DocumentKey(epk, id), request.Header(CosmosHeaders.IfMatch));
+        var (status, stored) = partition.Delete(new DocumentKey(epk, id), request.Header(CosmosHeaders.IfMatch), request.Header(CosmosHeaders.IfNoneMatch));
         var response = status switch
         {
             WriteStatus.Deleted => GatewayResponse.Empty(204),
@@ -133,7 +145,8 @@ internal static class ItemHandlers
                     }
 
                     return DocumentBuilder.Build(container, patched.RootElement, id, epk, existing);
-                });
+                },
+                request.Header(CosmosHeaders.IfNoneMatch));
             return Written(request, container, partition, status, stored, operation);
         }
         catch (ItemPatch.ConditionNotMetException)
@@ -143,27 +156,38 @@ internal static class ItemHandlers
     }
 
     /// <summary>
-    /// The partition of the request's partition key, checked against the item when there is one:
-    /// a header that disagrees with the item is 400 with sub-status 1001, as in the service.
+    /// The partition of the request's partition key, checked against the item when there is one: a
+    /// key with fewer components than the container's paths (a prefix of a hierarchical key) is 400
+    /// with sub-status 1001, and so is a header that disagrees with the item, as in the service.
     /// </summary>
     private static (PhysicalPartition Partition, string Epk) Locate(GatewayRequest request, ContainerResource container, JsonElement? item)
     {
         var header = request.PartitionKey()
             ?? throw new BadRequestException("PartitionKey value must be supplied for this operation (x-ms-documentdb-partitionkey).");
+        var epk = container.EffectivePartitionKeyOf(header);
         if (item is { } document)
         {
             var fromItem = container.PartitionKeyOf(document);
-            if (fromItem != header)
+            if (!fromItem.Equals(header))
             {
                 throw new BadRequestException(
-                    $"PartitionKey extracted from document doesn't match the one specified in the header: the item has {fromItem} at {container.PartitionKeyPath}, the header says {header}.",
+                    $"PartitionKey extracted from document doesn't match the one specified in the header: the item has {fromItem} at {container.PartitionKey}, the header says {header}.",
                     SubStatusCodes.PartitionKeyMismatch);
             }
         }
 
-        var epk = container.EffectivePartitionKeyOf(header);
         return (container.PartitionFor(epk), epk);
     }
+
+    /// <summary>
+    /// Null when the indexing directive (<c>Default</c>, <c>Include</c>, <c>Exclude</c>) is one the
+    /// emulator models, otherwise why not: every item is indexed, so an item written with
+    /// <c>Exclude</c> would be returned by queries the service leaves it out of.
+    /// </summary>
+    internal static string? UnsupportedIndexingDirective(string? directive) =>
+        directive is null || directive.Equals("Default", StringComparison.OrdinalIgnoreCase) || directive.Equals("Include", StringComparison.OrdinalIgnoreCase)
+            ? null
+            : $"The indexing directive '{directive}' is not supported by this emulator: every item is indexed (Default or Include).";
 
     private static GatewayResponse Written(
         GatewayRequest request,

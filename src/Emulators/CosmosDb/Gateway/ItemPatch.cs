@@ -54,19 +54,19 @@ internal sealed class ItemPatch
 
             var value = operation.TryGetProperty("value", out var v) ? JsonNode.Parse(v.GetRawText()) : null;
             var from = operation.TryGetProperty("from", out var f) && f.ValueKind == JsonValueKind.String ? f.GetString() : null;
-            if (op == "incr" && value is not JsonValue)
+            if (op == "incr" && (value is not JsonValue || value.GetValueKind() != JsonValueKind.Number))
             {
                 throw new BadRequestException($"The incr operation on '{path}' needs a numeric value.");
             }
 
-            if (op == "move" && from is null)
+            if (op == "move" && from?.StartsWith('/') != true)
             {
-                throw new BadRequestException($"The move operation to '{path}' needs a 'from' path.");
+                throw new BadRequestException($"The move operation to '{path}' needs a 'from' path starting with '/'.");
             }
 
-            if (path is "/id" or "/_rid" or "/_etag" or "/_ts" or "/_self")
+            if (IsSystemPath(path) || (op == "move" && IsSystemPath(from!)))
             {
-                throw new BadRequestException($"The patch path '{path}' is a system property and cannot be changed.");
+                throw new BadRequestException($"The patch path '{(IsSystemPath(path) ? path : from)}' is a system property and cannot be changed.");
             }
 
             operations.Add((op, path, value, from));
@@ -122,7 +122,13 @@ internal sealed class ItemPatch
                     }
                     else if (current is JsonValue number && number.TryGetValue<double>(out var existingNumber))
                     {
-                        Put(root, path, JsonValue.Create(existingNumber + increment), insertIntoArray: false);
+                        var sum = existingNumber + increment;
+                        if (!double.IsFinite(sum))
+                        {
+                            throw new BadRequestException($"Cannot increment '{path}': the result is outside the range of a double.");
+                        }
+
+                        Put(root, path, JsonValue.Create(sum), insertIntoArray: false);
                     }
                     else
                     {
@@ -145,6 +151,8 @@ internal sealed class ItemPatch
 
         return JsonDocument.Parse(root.ToJsonString());
     }
+
+    private static bool IsSystemPath(string path) => path is "/id" or "/_rid" or "/_etag" or "/_ts" or "/_self";
 
     private static (JsonNode Parent, string Key) Parent(JsonObject root, string path)
     {

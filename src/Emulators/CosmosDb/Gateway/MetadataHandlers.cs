@@ -3,6 +3,7 @@ using System.Text.Json;
 using System.Text.Json.Nodes;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
+using DroneDelivery.Emulators.CosmosDb.Partitioning;
 using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Query;
 using DroneDelivery.Emulators.CosmosDb.Storage;
@@ -235,24 +236,7 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
             return GatewayResponse.BadRequest("A container needs a partitionKey definition; this emulator does not support non-partitioned containers.");
         }
 
-        var kind = partitionKey.TryGetProperty("kind", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : "Hash";
-        if (!string.Equals(kind, "Hash", StringComparison.Ordinal))
-        {
-            return GatewayResponse.BadRequest($"Partition key kind '{kind}' is not supported by this emulator (hierarchical partition keys are not modelled); use Hash.");
-        }
-
-        if (!partitionKey.TryGetProperty("paths", out var paths) || paths.ValueKind != JsonValueKind.Array || paths.GetArrayLength() != 1
-            || paths[0].ValueKind != JsonValueKind.String || !CosmosEmulatorOptionsValidator.IsPartitionKeyPath(paths[0].GetString()))
-        {
-            return GatewayResponse.BadRequest("partitionKey.paths must hold exactly one path such as \"/ownerId\".");
-        }
-
-        var version = 2;
-        if (partitionKey.TryGetProperty("version", out var v) && v.ValueKind == JsonValueKind.Number && (!v.TryGetInt32(out version) || version is not (1 or 2)))
-        {
-            return GatewayResponse.BadRequest("partitionKey.version must be 1 or 2.");
-        }
-
+        var definition = PartitionKeyDefinitionOf(partitionKey);
         var unsupported = UnsupportedContainerSetting(root);
         if (unsupported is not null)
         {
@@ -260,7 +244,7 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
         }
 
         var properties = ContainerResource.EchoedProperties(JsonNode.Parse(root.GetRawText())!.AsObject());
-        var (created, container) = store.CreateContainer(database, id, paths[0].GetString()!, version, properties, request.Throughput());
+        var (created, container) = store.CreateContainer(database, id, definition, properties, request.Throughput());
         var response = created ? GatewayResponse.Json(201, container.WriteTo) : GatewayResponse.Conflict();
         response.Container = container;
         return response;
@@ -270,9 +254,14 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
     {
         using var body = request.ParseJsonObject();
         var root = body.RootElement;
-        if (root.TryGetProperty("partitionKey", out var partitionKey)
+        if (root.TryGetProperty("partitionKey", out var partitionKey) && partitionKey.ValueKind != JsonValueKind.Object)
+        {
+            return GatewayResponse.BadRequest("The container's partitionKey must be a JSON object with its paths.");
+        }
+
+        if (root.TryGetProperty("partitionKey", out partitionKey)
             && partitionKey.TryGetProperty("paths", out var paths) && paths.ValueKind == JsonValueKind.Array
-            && (paths.GetArrayLength() != 1 || paths[0].GetString() != container.PartitionKeyPath))
+            && !paths.EnumerateArray().Select(p => p.ValueKind == JsonValueKind.String ? p.GetString() : null).SequenceEqual(container.PartitionKey.Paths))
         {
             return GatewayResponse.BadRequest("The partition key of a container cannot be changed.");
         }
@@ -281,6 +270,49 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
         return unsupported is not null
             ? GatewayResponse.BadRequest(unsupported)
             : GatewayResponse.Json(200, container.WriteTo);
+    }
+
+    /// <summary>
+    /// The container's partition key definition: kind Hash with one path (hash version 1 or 2, default
+    /// 2), or kind MultiHash (hierarchical partition keys) with one to three paths and hash version 2.
+    /// </summary>
+    private static PartitionKeyDefinition PartitionKeyDefinitionOf(JsonElement partitionKey)
+    {
+        var kind = partitionKey.TryGetProperty("kind", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : "Hash";
+        var hierarchical = string.Equals(kind, "MultiHash", StringComparison.Ordinal);
+        if (!hierarchical && !string.Equals(kind, "Hash", StringComparison.Ordinal))
+        {
+            throw new BadRequestException($"Partition key kind '{kind}' is not supported by this emulator; use Hash, or MultiHash for hierarchical partition keys.");
+        }
+
+        var maxPaths = hierarchical ? PartitionKeyDefinition.MaxHierarchicalPaths : 1;
+        if (!partitionKey.TryGetProperty("paths", out var paths) || paths.ValueKind != JsonValueKind.Array
+            || paths.GetArrayLength() is 0 || paths.GetArrayLength() > maxPaths
+            || paths.EnumerateArray().Any(p => p.ValueKind != JsonValueKind.String || !CosmosEmulatorOptionsValidator.IsPartitionKeyPath(p.GetString())))
+        {
+            throw new BadRequestException(hierarchical
+                ? $"partitionKey.paths of a MultiHash (hierarchical) partition key must hold one to {maxPaths} paths such as [\"/tenantId\", \"/userId\"]."
+                : "partitionKey.paths must hold exactly one path such as \"/ownerId\" (several paths need kind MultiHash).");
+        }
+
+        var list = paths.EnumerateArray().Select(p => p.GetString()!).ToList();
+        if (list.Distinct(StringComparer.Ordinal).Count() != list.Count)
+        {
+            throw new BadRequestException("partitionKey.paths must not name a path twice.");
+        }
+
+        var version = 2;
+        if (partitionKey.TryGetProperty("version", out var v) && v.ValueKind == JsonValueKind.Number && (!v.TryGetInt32(out version) || version is not (1 or 2)))
+        {
+            throw new BadRequestException("partitionKey.version must be 1 or 2.");
+        }
+
+        if (hierarchical && version != 2)
+        {
+            throw new BadRequestException("Hierarchical (MultiHash) partition keys use hash version 2 (partitionKey.version).");
+        }
+
+        return new PartitionKeyDefinition(list, hierarchical, version);
     }
 
     // Settings whose behaviour the emulator does not model are refused rather than ignored.

@@ -20,7 +20,7 @@ internal static class QueryHandlers
     public static GatewayResponse QueryPlan(GatewayRequest request, ContainerResource container)
     {
         using var spec = QuerySpec.Parse(request);
-        var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
+        var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKey);
         var response = GatewayResponse.Json(200, plan.WriteTo).Named(CosmosEmulatorOperations.QueryPlan);
         response.Container = container;
         return response;
@@ -40,24 +40,20 @@ internal static class QueryHandlers
     {
         var pageSize = PageSize(request);
         var continuation = request.Header(CosmosHeaders.Continuation);
-        var named = NamedPartition(request, container);
-        if (named is null)
+        var target = Target(request, container);
+        if (target is not { Partitions.Count: 1 })
         {
-            // Neither a range nor a partition key: the gateway fans the query out itself, as the service's
-            // gateway does for the JavaScript SDK's first attempt at every query.
-            return CrossPartition(request, container, spec, operation, pageSize, continuation);
+            // Neither a range nor a partition key (or a hierarchical key's prefix whose items span several
+            // partitions): the gateway fans the query out itself, as the service's gateway does for the
+            // JavaScript SDK's first attempt at every query.
+            return CrossPartition(request, container, spec, operation, pageSize, continuation, target);
         }
 
-        var (partition, exactEpk) = named.Value;
+        var (partitions, scope) = target.Value;
+        var partition = partitions[0];
         if (continuation is not null && CrossPartitionToken.IsOne(continuation))
         {
             throw new BadRequestException("The continuation token belongs to a cross-partition query; send it without a partition key range or partition key.");
-        }
-
-        var scope = new DocumentScope(ExactEpk: exactEpk);
-        if (string.Equals(request.Header(CosmosHeaders.ReadFeedKeyType), "EffectivePartitionKeyRange", StringComparison.OrdinalIgnoreCase))
-        {
-            scope = scope with { MinEpk = request.Header(CosmosHeaders.StartEpk), MaxEpk = request.Header(CosmosHeaders.EndEpk) };
         }
 
         if (DataPlane.Admit(container, partition, operation) is { } throttled)
@@ -71,51 +67,80 @@ internal static class QueryHandlers
     }
 
     /// <summary>
-    /// A query without a partition key range or partition key. Filters and projections are served here:
-    /// the physical partitions are read in range order, as many as it takes to fill the page, each
-    /// admitted, charged and delayed like a page of its own; the continuation names the partition to go
-    /// on with and that partition's own continuation. Anything that needs merging across partitions
-    /// (ORDER BY, aggregates, TOP, OFFSET LIMIT, DISTINCT, GROUP BY) is answered 400/1004 with the query plan, as the
-    /// service's gateway answers it: the client then runs the plan's per-range queries itself.
+    /// What a query or change feed request names with its partition key range id
+    /// (<c>x-ms-documentdb-partitionkeyrangeid</c>), its partition key and an EPK sub-range
+    /// (<c>x-ms-start-epk</c>/<c>x-ms-end-epk</c>): the physical partitions it reads and the items of them
+    /// it may see — one logical partition for a complete key, every logical partition under a
+    /// hierarchical key's prefix, or an EPK sub-range of a partition. Null when it names neither a range
+    /// nor a key.
     /// </summary>
-    /// <summary>
-    /// The physical partition a request names by its partition key range id or its partition key (and that
-    /// key's effective value, when given); null when it names neither.
-    /// </summary>
-    internal static (PhysicalPartition Partition, string? ExactEpk)? NamedPartition(GatewayRequest request, ContainerResource container)
+    internal static ReadTarget? Target(GatewayRequest request, ContainerResource container)
     {
         var rangeId = request.Header(CosmosHeaders.PartitionKeyRangeId);
         var partitionKey = request.PartitionKey();
-        var exactEpk = partitionKey is { } pk ? container.EffectivePartitionKeyOf(pk) : null;
+        var scope = default(DocumentScope);
+        EpkRange? keyRange = null;
+        if (partitionKey is not null)
+        {
+            var (epk, isPrefix) = container.PartitionKey.Locate(partitionKey);
+            scope = isPrefix ? new DocumentScope(PrefixEpk: epk) : new DocumentScope(ExactEpk: epk);
+            keyRange = isPrefix ? PartitionKeyDefinition.PrefixRange(epk) : null;
+        }
+
+        var startEpk = request.Header(CosmosHeaders.StartEpk);
+        var endEpk = request.Header(CosmosHeaders.EndEpk);
+        scope = scope with
+        {
+            MinEpk = string.IsNullOrEmpty(startEpk) ? null : startEpk,
+            MaxEpk = string.IsNullOrEmpty(endEpk) || endEpk == EffectivePartitionKey.Maximum ? null : endEpk,
+        };
+
         if (rangeId is null)
         {
-            return exactEpk is null ? null : (container.PartitionFor(exactEpk), exactEpk);
+            if (partitionKey is null)
+            {
+                return null;
+            }
+
+            IReadOnlyList<PhysicalPartition> partitions = keyRange is { } prefix
+                ? [.. container.Partitions.Where(p => p.Range.Overlaps(prefix))]
+                : [container.PartitionFor(scope.ExactEpk!)];
+            return new ReadTarget(partitions, scope);
         }
 
         var partition = container.PartitionById(rangeId)
             ?? throw new BadRequestException($"Partition key range '{rangeId}' does not exist in container '{container.Id}'.");
-        if (exactEpk is not null && !partition.Range.Contains(exactEpk))
+        if ((scope.ExactEpk is { } exact && !partition.Range.Contains(exact)) || (keyRange is { } range && !partition.Range.Overlaps(range)))
         {
             // Only possible if client and emulator hash partition keys differently: fail loudly.
             throw new BadRequestException(
-                $"The partition key {partitionKey} hashes to {exactEpk}, outside partition key range '{partition.Id}' [{partition.Range.MinInclusive}, {partition.Range.MaxExclusive}).");
+                $"The partition key {partitionKey} hashes to {scope.ExactEpk ?? scope.PrefixEpk}, outside partition key range '{partition.Id}' [{partition.Range.MinInclusive}, {partition.Range.MaxExclusive}).");
         }
 
-        return (partition, exactEpk);
+        return new ReadTarget([partition], scope);
     }
 
+    /// <summary>
+    /// A query without a partition key range or partition key (or with a hierarchical key's prefix that
+    /// spans several partitions). Filters and projections are served here: the physical partitions are
+    /// read in range order, as many as it takes to fill the page, each admitted, charged and delayed like
+    /// a page of its own; the continuation names the partition to go on with and that partition's own
+    /// continuation. Anything that needs merging across partitions (ORDER BY, aggregates, TOP, OFFSET
+    /// LIMIT, DISTINCT, GROUP BY) is answered 400/1004 with the query plan, as the service's gateway
+    /// answers it: the client then runs the plan's per-range queries itself.
+    /// </summary>
     private static GatewayResponse CrossPartition(
-        GatewayRequest request, ContainerResource container, QuerySpec spec, string operation, int pageSize, string? continuation)
+        GatewayRequest request, ContainerResource container, QuerySpec spec, string operation, int pageSize, string? continuation, ReadTarget? target)
     {
         var prepared = spec.Query;
         var query = prepared.Query;
         if (prepared.IsAggregate || prepared.OrderBy is not null || query.Top is not null || query.Offset is not null || query.Distinct
             || prepared.IsGrouped)
         {
-            return NotServable(container, spec, operation);
+            return NotServable(container, spec, operation, target?.Scope.PrefixEpk);
         }
 
-        if (operation == CosmosEmulatorOperations.Query && !request.HeaderIsTrue(CosmosHeaders.EnableCrossPartitionQuery))
+        if (target is null && operation == CosmosEmulatorOperations.Query && !request.HeaderIsTrue(CosmosHeaders.EnableCrossPartitionQuery))
         {
             throw new BadRequestException(
                 "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition = true, "
@@ -123,11 +148,14 @@ internal static class QueryHandlers
         }
 
         var partitions = container.Partitions;
+        var scope = target?.Scope ?? default;
         // A partition key equality in the WHERE clause narrows the partitions read, as the query plan does.
-        var ranges = QueryPlanner.TargetRanges(query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
-        bool CanMatch(PhysicalPartition partition) => ranges.Any(r => r.IsMaxInclusive && r.Min == r.Max
-            ? partition.Range.Contains(r.Min)
-            : string.CompareOrdinal(r.Min, partition.Range.MaxExclusive) < 0 && string.CompareOrdinal(partition.Range.MinInclusive, r.Max) < 0);
+        var ranges = QueryPlanner.TargetRanges(query, spec.Parameters, container.PartitionKey);
+        bool CanMatch(PhysicalPartition partition) =>
+            (target is null || target.Value.Partitions.Contains(partition))
+            && ranges.Any(r => r.IsMaxInclusive && r.Min == r.Max
+                ? partition.Range.Contains(r.Min)
+                : string.CompareOrdinal(r.Min, partition.Range.MaxExclusive) < 0 && string.CompareOrdinal(partition.Range.MinInclusive, r.Max) < 0);
         int NextFrom(int i)
         {
             while (i < partitions.Count && !CanMatch(partitions[i]))
@@ -157,7 +185,7 @@ internal static class QueryHandlers
                 break;
             }
 
-            var page = QueryExecutor.ExecutePage(prepared, spec.Parameters, partition.Snapshot(), default, pageSize - rows.Count, inner, null);
+            var page = QueryExecutor.ExecutePage(prepared, spec.Parameters, partition.Snapshot(), scope, pageSize - rows.Count, inner, null);
             charges.Add((partition, container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead), page.DocumentsRead));
             rows.AddRange(page.Rows);
             if (page.Continuation is not null)
@@ -189,10 +217,18 @@ internal static class QueryHandlers
         return response;
     }
 
-    /// <summary>400 with sub-status 1004 and the query plan in <c>additionalErrorInfo</c> (a JSON string).</summary>
-    private static GatewayResponse NotServable(ContainerResource container, QuerySpec spec, string operation)
+    /// <summary>
+    /// 400 with sub-status 1004 and the query plan in <c>additionalErrorInfo</c> (a JSON string); for a
+    /// hierarchical key's prefix, the plan's ranges are limited to the range the prefix covers.
+    /// </summary>
+    private static GatewayResponse NotServable(ContainerResource container, QuerySpec spec, string operation, string? prefixEpk)
     {
-        var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKeySegments, container.PartitionKeyVersion);
+        var plan = QueryPlanner.Plan(spec.Query, spec.Parameters, container.PartitionKey);
+        if (prefixEpk is not null)
+        {
+            plan = plan with { Ranges = QueryPlanner.Within(plan.Ranges, PartitionKeyDefinition.PrefixRange(prefixEpk)) };
+        }
+
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(1024);
         using (var writer = new Utf8JsonWriter(buffer))
         {
@@ -265,6 +301,9 @@ internal static class QueryHandlers
         return size == -1 ? int.MaxValue : size;
     }
 }
+
+/// <summary>The physical partitions a query or change feed request reads and the items of them it may see.</summary>
+internal readonly record struct ReadTarget(IReadOnlyList<PhysicalPartition> Partitions, DocumentScope Scope);
 
 /// <summary>
 /// The continuation of a gateway-served cross-partition query: the physical partition to go on with

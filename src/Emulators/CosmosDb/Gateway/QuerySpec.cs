@@ -1,4 +1,5 @@
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Query;
 
 namespace DroneDelivery.Emulators.CosmosDb.Gateway;
@@ -39,6 +40,10 @@ internal sealed record QuerySpec(PreparedQuery Query, IReadOnlyDictionary<string
     private static QuerySpec Parse(JsonDocument body)
     {
         var root = body.RootElement;
+        if (JsonInput.Problem(root) is { } problem)
+        {
+            throw new BadRequestException($"The query body cannot be accepted: {problem}.");
+        }
 
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("query", out var text) || text.ValueKind != JsonValueKind.String)
         {

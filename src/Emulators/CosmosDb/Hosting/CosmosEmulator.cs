@@ -29,9 +29,10 @@ public sealed class CosmosEmulator : IAsyncDisposable
     private readonly RequestLog _log;
     private readonly MetricsReader _metrics;
 
-    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics)
+    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway)
     {
         _app = app;
+        Pipeline = gateway;
         _log = log;
         _metrics = metrics;
         Endpoint = endpoint;
@@ -48,6 +49,12 @@ public sealed class CosmosEmulator : IAsyncDisposable
 
     /// <summary>A Cosmos DB connection string for <see cref="Endpoint"/> (with certificate validation disabled for HTTPS).</summary>
     public string ConnectionString { get; }
+
+    /// <summary>
+    /// The request pipeline the listener hands every Cosmos DB request to; tests drive it with an
+    /// in-memory <c>HttpContext</c> to push many cases through the same code without a socket each.
+    /// </summary>
+    internal CosmosGateway Pipeline { get; }
 
     /// <summary>The sequence number of the latest recorded request (0 before any).</summary>
     public long LastRequestSequence => _log.LastSequence;
@@ -98,7 +105,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
             .Features.Get<IServerAddressesFeature>()!.Addresses.First();
         var port = new Uri(address).Port;
         var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
-        return new CosmosEmulator(app, endpoint, options, log, metrics);
+        return new CosmosEmulator(app, endpoint, options, log, metrics, gateway);
     }
 
     /// <summary>Per container and physical partition: RU consumed vs provisioned, 429s, requests, charges.</summary>

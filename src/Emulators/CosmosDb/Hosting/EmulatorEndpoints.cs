@@ -19,7 +19,7 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
     {
         if (!HttpMethods.IsGet(http.Request.Method))
         {
-            http.Response.StatusCode = 405;
+            await ErrorAsync(http, 405, "MethodNotAllowed", $"{http.Request.Method} is not supported on the emulator's own endpoints; use GET.").ConfigureAwait(false);
             return;
         }
 
@@ -55,7 +55,9 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
                 await WriteJsonAsync(http, log.Since(after.Value, (int)limit.Value)).ConfigureAwait(false);
                 break;
             default:
-                http.Response.StatusCode = 404;
+                await ErrorAsync(http, 404, "NotFound",
+                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests and {PrometheusPath}.")
+                    .ConfigureAwait(false);
                 break;
         }
     }
@@ -70,9 +72,12 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
         return JsonSerializer.SerializeAsync(http.Response.Body, value, CosmosEmulator.JsonOptions, http.RequestAborted);
     }
 
-    private static Task BadRequestAsync(HttpContext http, string message)
+    private static Task BadRequestAsync(HttpContext http, string message) => ErrorAsync(http, 400, "BadRequest", message);
+
+    // The same error shape as the Cosmos DB endpoints: {"code": "...", "message": "..."}.
+    private static Task ErrorAsync(HttpContext http, int status, string code, string message)
     {
-        http.Response.StatusCode = 400;
-        return WriteJsonAsync(http, new { error = message });
+        http.Response.StatusCode = status;
+        return WriteJsonAsync(http, new { code, message = Protocol.JsonInput.Printable(message) });
     }
 }

@@ -60,8 +60,10 @@ public sealed record SecondSample(long UnixSeconds, double RequestCharge, long T
 /// <param name="StartMilliseconds">Arrival on the emulator's monotonic clock, in ms since start (use for overlap and spans).</param>
 /// <param name="DurationMilliseconds">Time from arrival until the response was written.</param>
 /// <param name="ModelledLatencyMilliseconds">The delay the latency model added.</param>
-/// <param name="PartitionKeyRangeId">The physical partition that served it, if one did.</param>
+/// <param name="PartitionKeyRangeId">The physical partition that served it, if exactly one did.</param>
 /// <param name="CorrelatedActivityId">The SDK's id shared by all requests of one query (x-ms-cosmos-correlated-activityid).</param>
+/// <param name="PartitionsRead">How many physical partitions served it (a gateway-served cross-partition query page may visit several).</param>
+/// <param name="RequestedPartitionKeyRangeId">The partition key range the request named (x-ms-documentdb-partitionkeyrangeid), if any.</param>
 public sealed record EmulatorRequest(
     long Sequence,
     DateTimeOffset StartedAt,
@@ -79,7 +81,9 @@ public sealed record EmulatorRequest(
     double RequestCharge,
     int DocumentCount,
     string? ActivityId,
-    string? CorrelatedActivityId)
+    string? CorrelatedActivityId,
+    int PartitionsRead = 0,
+    string? RequestedPartitionKeyRangeId = null)
 {
     public double EndMilliseconds => StartMilliseconds + DurationMilliseconds;
 }

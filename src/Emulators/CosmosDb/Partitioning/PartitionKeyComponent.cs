@@ -30,72 +30,14 @@ internal readonly record struct PartitionKeyComponent(PartitionKeyKind Kind, dou
         _ => Undefined,
     };
 
-    /// <summary>The header form the SDK sends (<c>["abc"]</c>, <c>[5.0]</c>, <c>[{}]</c>), used in messages.</summary>
+    /// <summary>The component as JSON, as it appears in the partition key header (<c>"abc"</c>, <c>5</c>, <c>{}</c> for undefined).</summary>
     public override string ToString() => Kind switch
     {
-        PartitionKeyKind.String => "[" + JsonSerializer.Serialize(Text) + "]",
-        PartitionKeyKind.Number => "[" + Number.ToString("R", CultureInfo.InvariantCulture) + "]",
-        PartitionKeyKind.True => "[true]",
-        PartitionKeyKind.False => "[false]",
-        PartitionKeyKind.Null => "[null]",
-        _ => "[{}]",
+        PartitionKeyKind.String => JsonSerializer.Serialize(Text),
+        PartitionKeyKind.Number => Number.ToString("R", CultureInfo.InvariantCulture),
+        PartitionKeyKind.True => "true",
+        PartitionKeyKind.False => "false",
+        PartitionKeyKind.Null => "null",
+        _ => "{}",
     };
-
-    /// <summary>
-    /// Parses the <c>x-ms-documentdb-partitionkey</c> header: a JSON array with one component, where
-    /// <c>{}</c> stands for an undefined value (<c>PartitionKey.None</c>).
-    /// </summary>
-    public static bool TryParseHeader(string header, out PartitionKeyComponent component, out string? error)
-    {
-        component = Undefined;
-        error = null;
-
-        // Fast path for the common ["plain string"]: no JSON parse.
-        if (header.Length >= 4 && header.StartsWith("[\"", StringComparison.Ordinal) && header.EndsWith("\"]", StringComparison.Ordinal)
-            && header.AsSpan(2, header.Length - 4).IndexOfAny('"', '\\') < 0)
-        {
-            component = new PartitionKeyComponent(PartitionKeyKind.String, Text: header[2..^2]);
-            return true;
-        }
-
-        try
-        {
-            using var document = JsonDocument.Parse(header);
-            var root = document.RootElement;
-            if (root.ValueKind != JsonValueKind.Array)
-            {
-                error = "The partition key header must be a JSON array.";
-                return false;
-            }
-
-            if (root.GetArrayLength() != 1)
-            {
-                error = root.GetArrayLength() == 0
-                    ? "The partition key header is empty; this container requires a partition key value."
-                    : "Hierarchical partition keys are not supported by this emulator; send exactly one component.";
-                return false;
-            }
-
-            var value = root[0];
-            if (value.ValueKind == JsonValueKind.Object && !value.EnumerateObject().Any())
-            {
-                component = Undefined;
-                return true;
-            }
-
-            if (value.ValueKind is JsonValueKind.Object or JsonValueKind.Array)
-            {
-                error = "A partition key value must be a string, number, boolean, null or {} (undefined).";
-                return false;
-            }
-
-            component = FromJson(value);
-            return true;
-        }
-        catch (JsonException e)
-        {
-            error = "The partition key header is not valid JSON: " + e.Message;
-            return false;
-        }
-    }
 }

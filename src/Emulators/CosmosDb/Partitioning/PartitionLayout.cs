@@ -8,6 +8,9 @@ internal sealed record EpkRange(string MinInclusive, string MaxExclusive)
     public bool Contains(string epk) =>
         string.CompareOrdinal(epk, MinInclusive) >= 0 && string.CompareOrdinal(epk, MaxExclusive) < 0;
 
+    public bool Overlaps(EpkRange other) =>
+        string.CompareOrdinal(other.MinInclusive, MaxExclusive) < 0 && string.CompareOrdinal(MinInclusive, other.MaxExclusive) < 0;
+
 }
 
 /// <summary>

@@ -27,6 +27,7 @@ internal static class CosmosHeaders
     public const string ReadFeedKeyType = "x-ms-read-key-type";
     public const string StartEpk = "x-ms-start-epk";
     public const string EndEpk = "x-ms-end-epk";
+    public const string IndexingDirective = "x-ms-indexing-directive";
     public const string IfMatch = "If-Match";
     public const string IfNoneMatch = "If-None-Match";
     public const string Prefer = "Prefer";

@@ -60,11 +60,12 @@ internal sealed class Aggregator(FunctionCallExpression call)
         }
     }
 
+    // A sum that overflows a double has no JSON form; it is undefined, as arithmetic that overflows is.
     public QueryValue Result => Call.Name switch
     {
         "COUNT" => QueryValue.FromNumber(_count),
-        "SUM" => _invalid ? QueryValue.Undefined : QueryValue.FromNumber(_sum),
-        "AVG" => _invalid || _count == 0 ? QueryValue.Undefined : QueryValue.FromNumber(_sum / _count),
+        "SUM" => _invalid || !double.IsFinite(_sum) ? QueryValue.Undefined : QueryValue.FromNumber(_sum),
+        "AVG" => _invalid || _count == 0 || !double.IsFinite(_sum) ? QueryValue.Undefined : QueryValue.FromNumber(_sum / _count),
         _ => _invalid || _count == 0 ? QueryValue.Undefined : _extreme,
     };
 }

@@ -2,17 +2,25 @@ using System.Buffers.Text;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Storage;
 
 namespace DroneDelivery.Emulators.CosmosDb.Query;
 
-/// <summary>Which documents of a partition a request may see: an EPK sub-range and/or one logical partition.</summary>
-internal readonly record struct DocumentScope(string? MinEpk = null, string? MaxEpk = null, string? ExactEpk = null)
+/// <summary>
+/// Which documents of a partition a request may see: one logical partition (<see cref="ExactEpk"/>), the
+/// logical partitions under a prefix of a hierarchical key (<see cref="PrefixEpk"/>: every EPK that starts
+/// with it, the range <c>[prefix, prefix + "FF")</c>), and/or an EPK sub-range.
+/// </summary>
+internal readonly record struct DocumentScope(string? MinEpk = null, string? MaxEpk = null, string? ExactEpk = null, string? PrefixEpk = null)
 {
     public bool Includes(StoredDocument document) =>
         (ExactEpk is null || string.Equals(document.Epk, ExactEpk, StringComparison.Ordinal))
+        && (PrefixEpk is null || document.Epk.StartsWith(PrefixEpk, StringComparison.Ordinal))
         && (MinEpk is null || string.CompareOrdinal(document.Epk, MinEpk) >= 0)
         && (MaxEpk is null || string.CompareOrdinal(document.Epk, MaxEpk) < 0);
+
+    public bool IsEverything => ExactEpk is null && PrefixEpk is null && MinEpk is null && MaxEpk is null;
 }
 
 /// <summary>The SDK's ORDER BY resume point (<c>resumeFilter</c> in the query body).</summary>
@@ -479,7 +487,18 @@ internal static class QueryExecutor
             return QueryValue.Undefined;
         }
 
-        return QueryValue.FromElement(JsonSerializer.Deserialize<JsonElement>(json));
+        // The key comes back from the client inside the continuation, so it is input like any other.
+        try
+        {
+            var key = JsonSerializer.Deserialize<JsonElement>(json);
+            return JsonInput.Problem(key) is null
+                ? QueryValue.FromElement(key)
+                : throw new QueryException("The continuation token's ORDER BY key is not one this emulator issued.");
+        }
+        catch (JsonException)
+        {
+            throw new QueryException("The continuation token's ORDER BY key is not one this emulator issued.");
+        }
     }
 
     /// <summary>The emulator's own continuation: where in a partition the next page starts.</summary>
@@ -503,7 +522,10 @@ internal static class QueryExecutor
                 using var document = JsonDocument.Parse(Base64Url.DecodeFromChars(text));
                 var root = document.RootElement;
                 var key = root.TryGetProperty("k", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
-                return new ContinuationToken(root.GetProperty("s").GetInt64(), root.GetProperty("n").GetInt64(), key);
+                var passed = root.GetProperty("n").GetInt64();
+                return passed >= 0
+                    ? new ContinuationToken(root.GetProperty("s").GetInt64(), passed, key)
+                    : throw new FormatException("A continuation cannot have passed a negative number of items.");
             }
             catch (Exception e) when (e is FormatException or JsonException or KeyNotFoundException or InvalidOperationException)
             {

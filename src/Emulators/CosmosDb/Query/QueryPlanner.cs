@@ -122,14 +122,17 @@ internal static class QueryPlanner
 {
     public const string OrderByFilterPlaceholder = "{documentdb-formattableorderbyquery-filter}";
 
+    // More point or prefix ranges than this (an IN list on each level of a hierarchical key) are not
+    // worth listing: the plan then covers the leading levels only, or the whole space.
+    private const int MaxPlannedRanges = 1000;
+
     public static QueryPlan Plan(
         PreparedQuery prepared,
         IReadOnlyDictionary<string, QueryValue> parameters,
-        IReadOnlyList<string> partitionKeyPath,
-        int hashVersion)
+        PartitionKeyDefinition partitionKey)
     {
         var query = prepared.Query;
-        var ranges = TargetRanges(query, parameters, partitionKeyPath, hashVersion);
+        var ranges = TargetRanges(query, parameters, partitionKey);
         if (prepared.IsGrouped)
         {
             return PlanGroupBy(prepared, ranges);
@@ -378,28 +381,100 @@ internal static class QueryPlanner
     }
 
     /// <summary>
-    /// The EPK ranges the query can touch: a point range per value when the WHERE clause pins the
-    /// partition key with <c>=</c> or <c>IN</c> at its top level, otherwise the whole space.
+    /// The EPK ranges the query can touch. When the WHERE clause pins the partition key with <c>=</c> or
+    /// <c>IN</c> at its top level: a point range per value. For a hierarchical key, the leading paths it
+    /// pins form a prefix: a range per prefix value, <c>[EPK(prefix), EPK(prefix) + "FF")</c>, or a point
+    /// range when every path is pinned. A query that pins only later paths (not the first) reads the
+    /// whole space, as in the service.
     /// </summary>
     public static IReadOnlyList<QueryRange> TargetRanges(
         SqlQuery query,
         IReadOnlyDictionary<string, QueryValue> parameters,
-        IReadOnlyList<string> partitionKeyPath,
-        int hashVersion)
+        PartitionKeyDefinition partitionKey)
     {
         var full = new[] { new QueryRange(EffectivePartitionKey.Minimum, EffectivePartitionKey.Maximum, true, false) };
-        if (query.Where is null || partitionKeyPath.Count == 0)
+        if (query.Where is null)
         {
             return full;
         }
 
-        foreach (var conjunct in Conjuncts(query.Where))
+        var conjuncts = Conjuncts(query.Where).ToList();
+        var levels = new List<IReadOnlyList<PartitionKeyComponent>>();
+        var combinations = 1L;
+        foreach (var path in partitionKey.Segments)
+        {
+            var values = PinnedValues(conjuncts, query.Alias, path, parameters);
+            if (values is null || combinations * values.Count > MaxPlannedRanges)
+            {
+                break;
+            }
+
+            combinations *= values.Count;
+            levels.Add(values);
+        }
+
+        if (levels.Count == 0)
+        {
+            return full;
+        }
+
+        var complete = levels.Count == partitionKey.Paths.Count;
+        var ranges = new SortedDictionary<string, QueryRange>(StringComparer.Ordinal);
+        IEnumerable<PartitionKeyComponent[]> keys = [[]];
+        foreach (var level in levels)
+        {
+            keys = keys.SelectMany(prefix => level.Select(value => (PartitionKeyComponent[])[.. prefix, value]));
+        }
+
+        foreach (var key in keys)
+        {
+            var epk = partitionKey.Hash(key);
+            ranges[epk] = complete
+                ? new QueryRange(epk, epk, true, true)
+                : new QueryRange(epk, PartitionKeyDefinition.PrefixRange(epk).MaxExclusive, true, false);
+        }
+
+        return [.. ranges.Values];
+    }
+
+    /// <summary>The part of each range that lies within <paramref name="bound"/>; ranges outside it are dropped.</summary>
+    public static IReadOnlyList<QueryRange> Within(IReadOnlyList<QueryRange> ranges, EpkRange bound)
+    {
+        var result = new List<QueryRange>(ranges.Count);
+        foreach (var range in ranges)
+        {
+            if (range.IsMaxInclusive && range.Min == range.Max)
+            {
+                if (bound.Contains(range.Min))
+                {
+                    result.Add(range);
+                }
+
+                continue;
+            }
+
+            var min = string.CompareOrdinal(range.Min, bound.MinInclusive) >= 0 ? range.Min : bound.MinInclusive;
+            var max = string.CompareOrdinal(range.Max, bound.MaxExclusive) <= 0 ? range.Max : bound.MaxExclusive;
+            if (string.CompareOrdinal(min, max) < 0)
+            {
+                result.Add(new QueryRange(min, max, true, false));
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>The values a top-level <c>=</c> or <c>IN</c> conjunct pins the path to, or null when none does.</summary>
+    private static IReadOnlyList<PartitionKeyComponent>? PinnedValues(
+        List<SqlExpression> conjuncts, string alias, IReadOnlyList<string> path, IReadOnlyDictionary<string, QueryValue> parameters)
+    {
+        foreach (var conjunct in conjuncts)
         {
             IReadOnlyList<SqlExpression>? values = conjunct switch
             {
-                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Left, query.Alias, partitionKeyPath) => [eq.Right],
-                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Right, query.Alias, partitionKeyPath) => [eq.Left],
-                InExpression { Negated: false } @in when IsPartitionKeyPath(@in.Value, query.Alias, partitionKeyPath) => @in.Items,
+                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Left, alias, path) => [eq.Right],
+                BinaryExpression { Operator: BinaryOperator.Equal } eq when IsPartitionKeyPath(eq.Right, alias, path) => [eq.Left],
+                InExpression { Negated: false } @in when IsPartitionKeyPath(@in.Value, alias, path) => @in.Items,
                 _ => null,
             };
             if (values is null)
@@ -407,7 +482,7 @@ internal static class QueryPlanner
                 continue;
             }
 
-            var epks = new SortedSet<string>(StringComparer.Ordinal);
+            var components = new List<PartitionKeyComponent>(values.Count);
             foreach (var value in values)
             {
                 var constant = value switch
@@ -418,20 +493,20 @@ internal static class QueryPlanner
                 };
                 if (constant is not { } c || c.Kind is QueryValueKind.Array or QueryValueKind.Object or QueryValueKind.Undefined)
                 {
-                    epks = null;
+                    components = null;
                     break;
                 }
 
-                epks.Add(EffectivePartitionKey.Compute(ToComponent(c), hashVersion));
+                components.Add(ToComponent(c));
             }
 
-            if (epks is { Count: > 0 })
+            if (components is { Count: > 0 })
             {
-                return [.. epks.Select(epk => new QueryRange(epk, epk, true, true))];
+                return components;
             }
         }
 
-        return full;
+        return null;
     }
 
     private static IEnumerable<SqlExpression> Conjuncts(SqlExpression expression)

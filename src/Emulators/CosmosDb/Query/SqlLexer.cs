@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using DroneDelivery.Emulators.CosmosDb.Protocol;
 
 namespace DroneDelivery.Emulators.CosmosDb.Query;
 
@@ -115,6 +116,8 @@ internal static class SqlLexer
         }
     }
 
+    private static string Shorten(string text) => text.Length <= 40 ? text : text[..40] + "…";
+
     public static QueryException Syntax(string text, int position)
     {
         var near = position < text.Length ? text[position..Math.Min(text.Length, position + 20)] : "<end of query>";
@@ -132,7 +135,12 @@ internal static class SqlLexer
                 i++;
             }
 
-            var hex = long.Parse(text.AsSpan(start + 2, i - start - 2), NumberStyles.HexNumber, CultureInfo.InvariantCulture);
+            if (!long.TryParse(text.AsSpan(start + 2, i - start - 2), NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out var hex))
+            {
+                throw new QueryException(
+                    $"Syntax error, the hexadecimal number '{text[start..i]}' at position {start} is empty or does not fit in 64 bits.");
+            }
+
             return new Token(TokenKind.Number, text[start..i], start, hex);
         }
 
@@ -173,7 +181,14 @@ internal static class SqlLexer
         }
 
         var literal = text[start..i];
-        return new Token(TokenKind.Number, literal, start, double.Parse(literal, NumberStyles.Float, CultureInfo.InvariantCulture));
+        var number = double.Parse(literal, NumberStyles.Float, CultureInfo.InvariantCulture);
+        if (!double.IsFinite(number))
+        {
+            // JSON has no Infinity: such a literal could be neither returned nor compared as the service does.
+            throw new QueryException($"The number '{Shorten(literal)}' at position {start} is outside the range of a double.");
+        }
+
+        return new Token(TokenKind.Number, literal, start, number);
     }
 
     private static string ReadString(string text, ref int i)
@@ -192,7 +207,10 @@ internal static class SqlLexer
             var c = text[i++];
             if (c == quote)
             {
-                return builder.ToString();
+                var value = builder.ToString();
+                return JsonInput.IsValidUtf16(value)
+                    ? value
+                    : throw new QueryException($"Syntax error, the string literal at position {start} is not valid UTF-16 (an unpaired surrogate).");
             }
 
             if (c != '\\')

@@ -6,9 +6,21 @@ namespace DroneDelivery.Emulators.CosmosDb.Query;
 /// </summary>
 internal sealed class SqlParser
 {
+    /// <summary>The longest query text accepted: the service's <c>maxSqlQueryInputLength</c> (the account's query engine configuration).</summary>
+    public const int MaxQueryLength = 524_288;
+
+    /// <summary>
+    /// How deeply expressions may nest (parentheses, NOT, unary minus, function calls, array and object
+    /// constructors, and chains such as <c>a AND b AND …</c> or <c>c.a.a.…</c>). Parsing, validating,
+    /// printing and evaluating all recurse over the expression tree, so without a bound a hostile query
+    /// would overflow the stack and take the process down.
+    /// </summary>
+    public const int MaxNesting = 256;
+
     private readonly string _text;
     private readonly List<Token> _tokens;
     private int _position;
+    private int _nesting;
 
     private SqlParser(string text)
     {
@@ -25,6 +37,11 @@ internal sealed class SqlParser
             throw new QueryException("The query text is empty.");
         }
 
+        if (text.Length > MaxQueryLength)
+        {
+            throw new QueryException($"The query text is {text.Length} characters long; the limit is {MaxQueryLength} (maxSqlQueryInputLength).");
+        }
+
         var parser = new SqlParser(text);
         var query = parser.ParseQuery();
         if (parser.Current.Kind != TokenKind.End)
@@ -32,6 +49,7 @@ internal sealed class SqlParser
             throw parser.UnexpectedToken();
         }
 
+        CheckDepth(query);
         return query;
     }
 
@@ -189,7 +207,9 @@ internal sealed class SqlParser
 
     private SqlExpression ParseExpression()
     {
+        Nest();
         var expression = ParseOr();
+        _nesting--;
         if (Current.IsSymbol("?"))
         {
             throw QueryException.Unsupported("the conditional operator (? :)");
@@ -229,7 +249,10 @@ internal sealed class SqlParser
     {
         if (Accept("NOT"))
         {
-            return new UnaryExpression(UnaryOperator.Not, ParseNot());
+            Nest();
+            var operand = ParseNot();
+            _nesting--;
+            return new UnaryExpression(UnaryOperator.Not, operand);
         }
 
         if (Current.IsKeyword("EXISTS"))
@@ -364,7 +387,9 @@ internal sealed class SqlParser
     {
         if (AcceptSymbol("-"))
         {
+            Nest();
             var operand = ParseUnary();
+            _nesting--;
             return operand is LiteralExpression { Value.Kind: QueryValueKind.Number } literal
                 ? new LiteralExpression(QueryValue.FromNumber(-literal.Value.Number))
                 : new UnaryExpression(UnaryOperator.Negate, operand);
@@ -372,7 +397,10 @@ internal sealed class SqlParser
 
         if (AcceptSymbol("+"))
         {
-            return new UnaryExpression(UnaryOperator.Plus, ParseUnary());
+            Nest();
+            var operand = ParseUnary();
+            _nesting--;
+            return new UnaryExpression(UnaryOperator.Plus, operand);
         }
 
         if (Current.IsSymbol("~"))
@@ -516,6 +544,64 @@ internal sealed class SqlParser
                 return new ObjectExpression(properties);
             default:
                 throw UnexpectedToken();
+        }
+    }
+
+    // A failed parse abandons the parser, so the count needs no unwinding on exceptions.
+    private void Nest()
+    {
+        if (++_nesting > MaxNesting)
+        {
+            throw TooDeep();
+        }
+    }
+
+    private static QueryException TooDeep() =>
+        new($"The query nests expressions more than {MaxNesting} levels deep, which this emulator does not support.");
+
+    /// <summary>
+    /// Refuses expression trees deeper than <see cref="MaxNesting"/>, measured without recursion: chains
+    /// the parser builds in loops (<c>1 + 1 + …</c>, <c>c.a.a.…</c>) are deep without nesting the parser.
+    /// </summary>
+    private static void CheckDepth(SqlQuery query)
+    {
+        var pending = new Stack<(SqlExpression Expression, int Depth)>();
+        foreach (var root in new[] { query.SelectValue, query.Top, query.Where, query.Offset, query.Limit }
+            .Concat(query.SelectItems.Select(i => i.Expression))
+            .Concat(query.GroupBy)
+            .Concat(query.OrderBy.Select(o => o.Expression)))
+        {
+            if (root is not null)
+            {
+                pending.Push((root, 1));
+            }
+        }
+
+        while (pending.Count > 0)
+        {
+            var (expression, depth) = pending.Pop();
+            if (depth > MaxNesting)
+            {
+                throw TooDeep();
+            }
+
+            IEnumerable<SqlExpression> children = expression switch
+            {
+                PropertyExpression property => [property.Target],
+                IndexExpression index => [index.Target, index.Index],
+                UnaryExpression unary => [unary.Operand],
+                BinaryExpression binary => [binary.Left, binary.Right],
+                InExpression @in => [@in.Value, .. @in.Items],
+                BetweenExpression between => [between.Value, between.Low, between.High],
+                FunctionCallExpression call => call.Arguments,
+                ArrayExpression array => array.Items,
+                ObjectExpression obj => obj.Properties.Select(p => p.Value),
+                _ => [],
+            };
+            foreach (var child in children)
+            {
+                pending.Push((child, depth + 1));
+            }
         }
     }
 

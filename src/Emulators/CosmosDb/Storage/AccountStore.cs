@@ -3,6 +3,7 @@ using System.Text.Json.Nodes;
 using DroneDelivery.Emulators.CosmosDb.Capacity;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
+using DroneDelivery.Emulators.CosmosDb.Partitioning;
 using DroneDelivery.Emulators.CosmosDb.Protocol;
 
 namespace DroneDelivery.Emulators.CosmosDb.Storage;
@@ -35,8 +36,7 @@ internal sealed class AccountStore
                 CreateContainer(
                     created!,
                     container.Id,
-                    container.PartitionKeyPath,
-                    container.PartitionKeyVersion,
+                    PartitionKeyDefinition.Hash(container.PartitionKeyPath, container.PartitionKeyVersion),
                     properties,
                     own,
                     container.PhysicalPartitions,
@@ -77,11 +77,11 @@ internal sealed class AccountStore
             if (throughput is { } t)
             {
                 pool = new ThroughputPool(t.Throughput, partitions ?? DerivedPartitions(t.Throughput), _options.BurstSeconds, _options.TimeProvider, t.Autoscale);
-                offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{rid}/", pool);
+                offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{rid}/", pool, _options.TimeProvider);
                 _offers[offer.Rid] = offer;
             }
 
-            var database = new DatabaseResource(id, rid, pool, offer);
+            var database = new DatabaseResource(id, rid, pool, offer, _options.TimeProvider);
             _databases[id] = database;
             _databasesByRid[rid] = database;
             return (true, database);
@@ -118,8 +118,7 @@ internal sealed class AccountStore
     public (bool Created, ContainerResource Container) CreateContainer(
         DatabaseResource database,
         string id,
-        string partitionKeyPath,
-        int partitionKeyVersion,
+        PartitionKeyDefinition partitionKey,
         JsonObject properties,
         ThroughputRequest? throughput,
         int? partitions = null,
@@ -145,7 +144,7 @@ internal sealed class AccountStore
                 var requested = throughput ?? new ThroughputRequest(_options.DefaultThroughput, false);
                 var count = partitions ?? _options.DefaultPhysicalPartitions ?? DerivedPartitions(requested.Throughput);
                 pool = new ThroughputPool(requested.Throughput, count, _options.BurstSeconds, _options.TimeProvider, requested.Autoscale);
-                offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{database.Rid}/colls/{rid}/", pool);
+                offer = new OfferResource(ResourceIds.Offer(++_nextOffer), rid, $"dbs/{database.Rid}/colls/{rid}/", pool, _options.TimeProvider);
                 _offers[offer.Rid] = offer;
             }
 
@@ -153,8 +152,7 @@ internal sealed class AccountStore
                 database,
                 id,
                 rid,
-                partitionKeyPath,
-                partitionKeyVersion,
+                partitionKey,
                 properties,
                 pool,
                 offer,

@@ -1,3 +1,4 @@
+using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using DroneDelivery.Emulators.CosmosDb.Capacity;
@@ -18,8 +19,7 @@ internal sealed class ContainerResource
         DatabaseResource database,
         string id,
         string rid,
-        string partitionKeyPath,
-        int partitionKeyVersion,
+        PartitionKeyDefinition partitionKey,
         JsonObject properties,
         ThroughputPool pool,
         OfferResource? offer,
@@ -32,22 +32,21 @@ internal sealed class ContainerResource
         Id = id;
         Rid = rid;
         RidBytes = ResourceIds.Decode(rid);
-        PartitionKeyPath = partitionKeyPath;
-        PartitionKeySegments = partitionKeyPath.Split('/', StringSplitOptions.RemoveEmptyEntries);
-        PartitionKeyVersion = partitionKeyVersion;
+        PartitionKey = partitionKey;
         _properties = properties;
         Pool = pool;
         Offer = offer;
         Latency = latency;
         Charges = charges;
-        Timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        Time = time;
+        Timestamp = time.GetUtcNow().ToUnixTimeSeconds();
         ETag = ETags.New();
-        Layout = PartitionLayout.Create(pool.PartitionCount, partitionKeyVersion);
+        Layout = PartitionLayout.Create(pool.PartitionCount, partitionKey.Version);
         Partitions = [.. Layout.Ranges.Select((range, i) =>
             new PhysicalPartition(i, range, ResourceIds.PartitionKeyRange(rid, i), new PartitionMetrics(metricsHistorySeconds, time)))];
         RoutingMapETag = $"\"{rid}-{Partitions.Count}\"";
         SelfLink = $"dbs/{database.Rid}/colls/{rid}/";
-        AltLink = $"dbs/{database.Id}/colls/{id}";
+        AltLink = HeaderSafe($"dbs/{database.Id}/colls/{id}");
     }
 
     public DatabaseResource Database { get; }
@@ -58,11 +57,10 @@ internal sealed class ContainerResource
 
     public byte[] RidBytes { get; }
 
-    public string PartitionKeyPath { get; }
+    public PartitionKeyDefinition PartitionKey { get; }
 
-    public IReadOnlyList<string> PartitionKeySegments { get; }
-
-    public int PartitionKeyVersion { get; }
+    /// <summary>The emulator's clock: items' <c>_ts</c> and the capacity model use it.</summary>
+    public TimeProvider Time { get; }
 
     public ThroughputPool Pool { get; }
 
@@ -88,30 +86,28 @@ internal sealed class ContainerResource
 
     public string SelfLink { get; }
 
-    /// <summary>The name-based link, as in <c>x-ms-alt-content-path</c>.</summary>
+    /// <summary>
+    /// The name-based link, as in <c>x-ms-alt-content-path</c>: ids may hold any character but an HTTP
+    /// header only printable ASCII, so others are percent-encoded (UTF-8), as in a URL.
+    /// </summary>
     public string AltLink { get; }
+
+    private static string HeaderSafe(string link) =>
+        link.All(c => c is >= ' ' and <= '~')
+            ? link
+            : string.Concat(link.EnumerateRunes().Select(r => r.Value is >= ' ' and <= '~'
+                ? r.ToString()
+                : string.Concat(Encoding.UTF8.GetBytes(r.ToString()).Select(b => $"%{b:X2}"))));
 
     public long NextSequence() => Interlocked.Increment(ref _sequence);
 
     public PhysicalPartition PartitionFor(string epk) => Partitions[Layout.Locate(epk)];
 
-    public string EffectivePartitionKeyOf(PartitionKeyComponent value) =>
-        EffectivePartitionKey.Compute(value, PartitionKeyVersion);
+    /// <summary>The EPK of a complete partition key; a prefix or a longer key is 400 (sub-status 1001).</summary>
+    public string EffectivePartitionKeyOf(PartitionKeyValue value) => PartitionKey.EffectivePartitionKey(value);
 
-    /// <summary>The value at the partition key path of a document (undefined when absent).</summary>
-    public PartitionKeyComponent PartitionKeyOf(JsonElement document)
-    {
-        var current = document;
-        foreach (var segment in PartitionKeySegments)
-        {
-            if (current.ValueKind != JsonValueKind.Object || !current.TryGetProperty(segment, out current))
-            {
-                return PartitionKeyComponent.Undefined;
-            }
-        }
-
-        return PartitionKeyComponent.FromJson(current);
-    }
+    /// <summary>The value at the partition key paths of a document (undefined where absent).</summary>
+    public PartitionKeyValue PartitionKeyOf(JsonElement document) => PartitionKey.ValueOf(document);
 
     public PhysicalPartition? PartitionById(string id)
     {
@@ -145,10 +141,14 @@ internal sealed class ContainerResource
 
         writer.WriteStartObject("partitionKey");
         writer.WriteStartArray("paths");
-        writer.WriteStringValue(PartitionKeyPath);
+        foreach (var path in PartitionKey.Paths)
+        {
+            writer.WriteStringValue(path);
+        }
+
         writer.WriteEndArray();
-        writer.WriteString("kind", "Hash");
-        writer.WriteNumber("version", PartitionKeyVersion);
+        writer.WriteString("kind", PartitionKey.Kind);
+        writer.WriteNumber("version", PartitionKey.Version);
         writer.WriteEndObject();
         writer.WriteString("_rid", Rid);
         writer.WriteNumber("_ts", Timestamp);
@@ -190,6 +190,7 @@ internal sealed class ContainerResource
 
 internal static class ETags
 {
+    // Only a starting point that differs between runs, so etags of a restarted emulator do not repeat; nothing depends on its time.
     private static long _counter = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() << 12;
 
     public static string New() =>

@@ -5,7 +5,7 @@ using DroneDelivery.Emulators.CosmosDb.Capacity;
 namespace DroneDelivery.Emulators.CosmosDb.Storage;
 
 /// <summary>A database, with optional shared throughput.</summary>
-internal sealed class DatabaseResource(string id, string rid, ThroughputPool? sharedPool, OfferResource? offer)
+internal sealed class DatabaseResource(string id, string rid, ThroughputPool? sharedPool, OfferResource? offer, TimeProvider time)
 {
     private uint _nextContainer;
 
@@ -15,7 +15,7 @@ internal sealed class DatabaseResource(string id, string rid, ThroughputPool? sh
 
     public string ETag { get; } = ETags.New();
 
-    public long Timestamp { get; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+    public long Timestamp { get; } = time.GetUtcNow().ToUnixTimeSeconds();
 
     /// <summary>Throughput shared by containers created without their own; null when none.</summary>
     public ThroughputPool? SharedPool { get; } = sharedPool;
@@ -45,7 +45,7 @@ internal sealed class DatabaseResource(string id, string rid, ThroughputPool? sh
 }
 
 /// <summary>The throughput offer of a container or of a database with shared throughput.</summary>
-internal sealed class OfferResource(string rid, string targetRid, string targetLink, ThroughputPool pool)
+internal sealed class OfferResource(string rid, string targetRid, string targetLink, ThroughputPool pool, TimeProvider time)
 {
     public string Rid { get; } = rid;
 
@@ -59,13 +59,13 @@ internal sealed class OfferResource(string rid, string targetRid, string targetL
 
     public string ETag { get; private set; } = ETags.New();
 
-    public long Timestamp { get; private set; } = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+    public long Timestamp { get; private set; } = time.GetUtcNow().ToUnixTimeSeconds();
 
     public void Replace(double throughput, bool autoscale)
     {
         Pool.SetThroughput(throughput, autoscale);
         ETag = ETags.New();
-        Timestamp = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+        Timestamp = time.GetUtcNow().ToUnixTimeSeconds();
     }
 
     public void WriteTo(Utf8JsonWriter writer)

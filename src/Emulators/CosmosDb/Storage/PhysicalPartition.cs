@@ -82,12 +82,15 @@ internal sealed partial class PhysicalPartition
     /// <summary>
     /// Creates, replaces or upserts under the partition lock. <paramref name="build"/> makes the new
     /// document from the existing one (null when absent) so that a replace keeps its sequence and id.
+    /// An <paramref name="ifMatch"/> that does not match the item, or an <paramref name="ifNoneMatch"/>
+    /// that does, fails the write (412).
     /// </summary>
     public (WriteStatus Status, StoredDocument? Document) Write(
         DocumentKey key,
         WriteMode mode,
         string? ifMatch,
-        Func<StoredDocument?, StoredDocument> build)
+        Func<StoredDocument?, StoredDocument> build,
+        string? ifNoneMatch = null)
     {
         lock (_sync)
         {
@@ -106,6 +109,11 @@ internal sealed partial class PhysicalPartition
                 return (existing is null && mode == WriteMode.Upsert ? WriteStatus.NotFound : WriteStatus.PreconditionFailed, existing);
             }
 
+            if (ifNoneMatch is not null && existing is not null && ETagMatches(ifNoneMatch, existing.ETag))
+            {
+                return (WriteStatus.PreconditionFailed, existing);
+            }
+
             var document = build(existing);
             document.Lsn = ++_lsn;
             _snapshot = null;
@@ -120,7 +128,7 @@ internal sealed partial class PhysicalPartition
         }
     }
 
-    public (WriteStatus Status, StoredDocument? Document) Delete(DocumentKey key, string? ifMatch)
+    public (WriteStatus Status, StoredDocument? Document) Delete(DocumentKey key, string? ifMatch, string? ifNoneMatch = null)
     {
         lock (_sync)
         {
@@ -130,7 +138,7 @@ internal sealed partial class PhysicalPartition
             }
 
             var existing = _slots[slot]!;
-            if (ifMatch is not null && !ETagMatches(ifMatch, existing.ETag))
+            if ((ifMatch is not null && !ETagMatches(ifMatch, existing.ETag)) || (ifNoneMatch is not null && ETagMatches(ifNoneMatch, existing.ETag)))
             {
                 return (WriteStatus.PreconditionFailed, existing);
             }

@@ -1,7 +1,6 @@
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -25,6 +24,9 @@ internal sealed class BrokeredMessage(AmqpMessage message, long sequenceNumber, 
     public DateTime EnqueuedTime { get; } = enqueuedTime;
 
     public DateTime ExpiresAt { get; } = expiresAt;
+
+    /// <summary>The session the message belongs to (its group-id), if any.</summary>
+    public string? SessionId => Message.Properties?.GroupId;
 
     /// <summary>Delivery attempts so far (each lock acquisition counts; a release gives one back).</summary>
     public int DeliveryCount { get; set; }

@@ -1,6 +1,5 @@
 using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -12,13 +11,7 @@ internal sealed class CbsNode(string keyName, string key, TimeProvider time)
 {
     public void OnRequest(IncomingDelivery delivery, ConnectionState state)
     {
-        delivery.SettleRequest();
-        AmqpMessage request;
-        try
-        {
-            request = delivery.Message;
-        }
-        catch (DroneDelivery.Amqp.Codec.AmqpDecodeException)
+        if (!delivery.TryTakeRequest(out var request))
         {
             return;
         }

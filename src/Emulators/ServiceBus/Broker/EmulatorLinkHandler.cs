@@ -2,7 +2,6 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -70,13 +69,86 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return;
         }
 
-        if (attach.Source?.Filter is { Count: > 0 } filter && filter.Keys.Any(k => k.ToString() == "com.microsoft:session-filter"))
+        var receiveAndDelete = attach.SenderSettleMode == SenderSettleMode.Settled;
+        if (SessionFilter(attach) is { } filter)
         {
-            link.Reject(new Error { Condition = ErrorCondition.NotImplemented, Description = "Sessions are not supported by the emulator." });
+            if (!entity.RequiresSession)
+            {
+                link.Reject(new Error
+                {
+                    Condition = ErrorCondition.NotAllowed,
+                    Description = $"It is not possible for an entity that does not require sessions to create a sessionful message receiver ('{entity.Path}').",
+                });
+                return;
+            }
+
+            if (filter.Value is not (null or string))
+            {
+                link.Reject(new Error
+                {
+                    Condition = ErrorCondition.InvalidField,
+                    Description = $"The {SessionNames.Filter} filter must be a session id (string) or null for the next available session, not {filter.Value.GetType().Name}.",
+                });
+                return;
+            }
+
+            entity.AcceptSession((SenderLink)link, receiveAndDelete, (string?)filter.Value, AcceptWait(attach));
             return;
         }
 
-        entity.AddConsumer((SenderLink)link, receiveAndDelete: attach.SenderSettleMode == SenderSettleMode.Settled);
+        if (entity.RequiresSession)
+        {
+            link.Reject(new Error
+            {
+                Condition = ErrorCondition.NotAllowed,
+                Description = $"It is not possible for an entity that requires sessions to create a non-sessionful message receiver ('{entity.Path}').",
+            });
+            return;
+        }
+
+        entity.AddConsumer((SenderLink)link, receiveAndDelete);
+    }
+
+    /// <summary>The com.microsoft:session-filter entry of a receiver's source, if it has one (its value may be null).</summary>
+    private static KeyValuePair<object, object?>? SessionFilter(Attach attach)
+    {
+        foreach (var entry in attach.Source?.Filter ?? [])
+        {
+            if (entry.Key.ToString() == SessionNames.Filter.Value)
+            {
+                return entry;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>How long an accept-next-session may wait: its com.microsoft:timeout link property (milliseconds), else the service's cap.</summary>
+    private static TimeSpan AcceptWait(Attach attach)
+    {
+        if (attach.Properties is { } properties)
+        {
+            foreach (var (key, value) in properties)
+            {
+                if (key.ToString() == ServiceBusAmqpNames.TimeoutProperty.Value && value is IConvertible number)
+                {
+                    try
+                    {
+                        var milliseconds = number.ToDouble(System.Globalization.CultureInfo.InvariantCulture);
+                        if (milliseconds >= 0 && milliseconds <= int.MaxValue)
+                        {
+                            return TimeSpan.FromMilliseconds(milliseconds);
+                        }
+                    }
+                    catch (FormatException)
+                    {
+                        // not a number: the default applies
+                    }
+                }
+            }
+        }
+
+        return SessionNames.DefaultAcceptWait;
     }
 
     /// <summary>
@@ -182,6 +254,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
         }
 
         var now = entity.Settings.UtcNow;
+        List<AmqpMessage> messages;
         if (delivery.MessageFormat == ServiceBusAmqpNames.BatchMessageFormat)
         {
             // A batch: each data section of the envelope is one complete encoded message.
@@ -191,16 +264,24 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
                 return new Rejected { Error = new Error { Condition = ErrorCondition.DecodeError, Description = "A batch must carry its messages as data sections." } };
             }
 
-            var messages = data.Sections.Select(section => AmqpMessage.Decode(section.Span)).ToList();
-            foreach (var message in messages)
-            {
-                entity.Enqueue(message, now);
-            }
-
-            return Accepted.Instance;
+            messages = data.Sections.Select(section => AmqpMessage.Decode(section.Span)).ToList();
+        }
+        else
+        {
+            messages = [delivery.Message];
         }
 
-        entity.Enqueue(delivery.Message, now);
+        // All or nothing: a batch with one message the entity refuses is refused whole.
+        if (!messages.All(entity.Accepts))
+        {
+            return new Rejected { Error = new Error { Condition = ErrorCondition.NotAllowed, Description = QueueEntity.SessionIdMissing } };
+        }
+
+        foreach (var message in messages)
+        {
+            entity.Enqueue(message, now);
+        }
+
         return Accepted.Instance;
     }
 

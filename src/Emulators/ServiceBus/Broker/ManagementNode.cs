@@ -2,14 +2,16 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
 /// <summary>
 /// An entity's <c>$management</c> node: renew-lock, peek, update-disposition, receive-by-sequence-number,
-/// schedule-message and cancel-scheduled-message,
-/// answered with <c>statusCode</c> (int), <c>statusDescription</c> and, on errors, <c>errorCondition</c> (symbol).
+/// schedule-message and cancel-scheduled-message, the session operations (renew-session-lock, get- and
+/// set-session-state) and the rule operations, answered with <c>statusCode</c> (int), <c>statusDescription</c> and,
+/// on errors, <c>errorCondition</c> (symbol). On a session-enabled entity, what a session receiver sends carries the
+/// <c>session-id</c>, and what needs the session's lock is refused with 410 session-lock-lost when the requesting
+/// connection does not hold it.
 /// </summary>
 internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time, Subscription? subscription = null)
 {
@@ -21,13 +23,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
     public void OnRequest(IncomingDelivery delivery, ConnectionState state)
     {
-        delivery.SettleRequest();
-        AmqpMessage request;
-        try
-        {
-            request = delivery.Message;
-        }
-        catch (AmqpDecodeException)
+        if (!delivery.TryTakeRequest(out var request))
         {
             return;
         }
@@ -36,11 +32,11 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         var body = (request.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
         if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && completeLatency > TimeSpan.Zero)
         {
-            _ = Task.Delay(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body)), TaskScheduler.Default);
+            _ = Task.Delay(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body, state)), TaskScheduler.Default);
             return;
         }
 
-        Reply(request, state, Handle(operation, body));
+        Reply(request, state, Handle(operation, body, state));
     }
 
     private void Reply(AmqpMessage request, ConnectionState state, Result result)
@@ -58,7 +54,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         state.FindReplyLink(request.Properties?.ReplyTo, Address)?.Send(Responses.For(request, properties, result.Body));
     }
 
-    private Result Handle(string? operation, Dictionary<object, object?> body)
+    private Result Handle(string? operation, Dictionary<object, object?> body, ConnectionState requester)
     {
         try
         {
@@ -66,8 +62,13 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
             {
                 ServiceBusAmqpNames.RenewLockOperation => RenewLock(body),
                 ServiceBusAmqpNames.PeekMessageOperation => Peek(body),
-                ServiceBusAmqpNames.UpdateDispositionOperation => UpdateDisposition(body),
-                ServiceBusAmqpNames.ReceiveBySequenceNumberOperation => ReceiveBySequenceNumber(body),
+                ServiceBusAmqpNames.UpdateDispositionOperation => UpdateDisposition(body, requester),
+                ServiceBusAmqpNames.ReceiveBySequenceNumberOperation => ReceiveBySequenceNumber(body, requester),
+                SessionNames.RenewSessionLockOperation or SessionNames.GetSessionStateOperation or SessionNames.SetSessionStateOperation
+                    when !entity.RequiresSession => new Result(400, $"The operation '{operation}' applies to a session-enabled queue or subscription only; '{entity.Path}' does not require sessions.", ErrorCondition.NotAllowed),
+                SessionNames.RenewSessionLockOperation => RenewSessionLock(body, requester),
+                SessionNames.GetSessionStateOperation => GetSessionState(body, requester),
+                SessionNames.SetSessionStateOperation => SetSessionState(body, requester),
                 ServiceBusAmqpNames.ScheduleMessageOperation => ScheduleMessages(body),
                 ServiceBusAmqpNames.CancelScheduledMessageOperation => CancelScheduledMessages(body),
                 AddRuleOperation or RemoveRuleOperation or EnumerateRulesOperation when subscription is null =>
@@ -86,6 +87,11 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
     private Result RenewLock(Dictionary<object, object?> body)
     {
+        if (entity.RequiresSession)
+        {
+            return new Result(400, "A message in a session is locked by its session: renew the session lock (com.microsoft:renew-session-lock) instead.", ErrorCondition.NotAllowed);
+        }
+
         var tokens = LockTokens(body);
         var expirations = entity.RenewLocks(tokens);
         return expirations is null
@@ -97,7 +103,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
     {
         var from = Convert.ToInt64(body.Entry(ServiceBusAmqpNames.FromSequenceNumberKey) ?? 1L, System.Globalization.CultureInfo.InvariantCulture);
         var count = Convert.ToInt32(body.Entry(ServiceBusAmqpNames.MessageCountKey) ?? 1, System.Globalization.CultureInfo.InvariantCulture);
-        var messages = entity.Peek(from, count);
+        var messages = entity.Peek(from, count, SessionId(body));
         if (messages.Count == 0)
         {
             return new Result(204, "No messages to peek.", ServiceBusAmqpNames.MessageNotFoundError);
@@ -107,9 +113,14 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         return new Result(200, "OK", null, new Dictionary<object, object?> { [ServiceBusAmqpNames.MessagesKey] = list });
     }
 
-    private Result UpdateDisposition(Dictionary<object, object?> body)
+    private Result UpdateDisposition(Dictionary<object, object?> body, ConnectionState requester)
     {
         var tokens = LockTokens(body);
+        if (entity.RequiresSession && (SessionId(body) is not { } sessionId || !entity.HoldsSession(sessionId, requester)))
+        {
+            return LockLost();
+        }
+
         var status = body.Entry(ServiceBusAmqpNames.DispositionStatusKey)?.ToString();
         var properties = body.Entry(ServiceBusAmqpNames.PropertiesToModifyKey) as Dictionary<object, object?>;
         foreach (var token in tokens)
@@ -133,11 +144,17 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         return new Result(200, "OK", null, new Dictionary<object, object?>());
     }
 
-    private Result ReceiveBySequenceNumber(Dictionary<object, object?> body)
+    private Result ReceiveBySequenceNumber(Dictionary<object, object?> body, ConnectionState requester)
     {
         var sequences = SequenceNumbers(body);
         var mode = Convert.ToUInt32(body.Entry(ServiceBusAmqpNames.ReceiverSettleModeKey) ?? 1u, System.Globalization.CultureInfo.InvariantCulture);
-        var received = entity.ReceiveDeferred(sequences, peekLock: mode != 0);
+        var sessionId = SessionId(body);
+        if (entity.RequiresSession && (sessionId is null || !entity.HoldsSession(sessionId, requester)))
+        {
+            return LockLost();
+        }
+
+        var received = entity.ReceiveDeferred(sequences, peekLock: mode != 0, sessionId);
         if (received is null)
         {
             return new Result(404, "One or more of the requested messages are not deferred messages of this entity.", ServiceBusAmqpNames.MessageNotFoundError);
@@ -185,6 +202,16 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
             if (message.Properties?.MessageId is null && map.Entry(ServiceBusAmqpNames.MessageIdKey)?.ToString() is { } id)
             {
                 message.EnsureProperties().MessageId = id;
+            }
+
+            if (message.Properties?.GroupId is null && SessionId(map) is { } session)
+            {
+                message.EnsureProperties().GroupId = session;
+            }
+
+            if (!entity.Accepts(message))
+            {
+                return new Result(400, QueueEntity.SessionIdMissing, ErrorCondition.NotAllowed);
             }
 
             messages.Add(message);
@@ -259,6 +286,43 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
             : new Result(200, "OK", null, new Dictionary<object, object?> { ["rules"] = rules });
     }
 
+    /// <summary>renew-session-lock: <c>session-id</c>; answers the new lock expiry as the timestamp <c>expiration</c>.</summary>
+    private Result RenewSessionLock(Dictionary<object, object?> body, ConnectionState requester)
+    {
+        var sessionId = RequiredSessionId(body);
+        return entity.RenewSessionLock(sessionId, requester) is { } until
+            ? new Result(200, "OK", null, new Dictionary<object, object?> { [SessionNames.ExpirationKey] = until })
+            : LockLost();
+    }
+
+    /// <summary>get-session-state: <c>session-id</c>; answers <c>session-state</c>, binary, or null when none was set.</summary>
+    private Result GetSessionState(Dictionary<object, object?> body, ConnectionState requester)
+    {
+        var (held, state) = entity.GetSessionState(RequiredSessionId(body), requester);
+        return held
+            ? new Result(200, "OK", null, new Dictionary<object, object?> { [SessionNames.SessionStateKey] = state })
+            : LockLost();
+    }
+
+    /// <summary>set-session-state: <c>session-id</c> and <c>session-state</c>, binary, or null to clear it.</summary>
+    private Result SetSessionState(Dictionary<object, object?> body, ConnectionState requester)
+    {
+        var state = body.Entry(SessionNames.SessionStateKey) switch
+        {
+            null => null,
+            byte[] bytes => bytes,
+            var other => throw new ArgumentException($"session-state must be binary or null, not {other.GetType().Name}."),
+        };
+        return entity.SetSessionState(RequiredSessionId(body), state, requester)
+            ? new Result(200, "OK", null, new Dictionary<object, object?>())
+            : LockLost();
+    }
+
+    private static string? SessionId(Dictionary<object, object?> body) => body.Entry(ServiceBusAmqpNames.SessionIdKey) as string;
+
+    private static string RequiredSessionId(Dictionary<object, object?> body) =>
+        SessionId(body) ?? throw new ArgumentException("session-id (a string) is required.");
+
     private static Result NotToDeadLetterQueue() =>
         new(400, "Messages can be scheduled on a queue or a topic only, not on a dead-letter queue or a subscription.", ErrorCondition.NotAllowed);
 
@@ -276,9 +340,12 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         _ => throw new ArgumentException("lock-tokens must be an array of uuid."),
     };
 
-    private static Result LockLost() => new(410,
-        "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.",
-        ServiceBusAmqpNames.MessageLockLostError);
+    /// <summary>410 with message-lock-lost, or session-lock-lost on a session-enabled entity.</summary>
+    private Result LockLost()
+    {
+        var error = entity.LockLostError();
+        return new Result(410, error.Description!, error.Condition);
+    }
 
     private sealed record Result(int Status, string Description, AmqpSymbol? Condition, object? Body = null);
 }

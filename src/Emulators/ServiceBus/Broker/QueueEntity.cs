@@ -2,7 +2,6 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
-using DroneDelivery.ServiceBus.Primitives;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -10,13 +9,17 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 internal enum SettleResult
 {
     Done,
+
+    /// <summary>The message's lock was lost (on a session entity: the session's lock, which message locks share).</summary>
     LockLost,
 }
 
 /// <summary>
 /// One queue or dead-letter sub-queue: messages in sequence order, peek-locks with expiry, delivery counts,
-/// consumers with AMQP credit. Every method takes the entity's lock; calls into links happen under it
-/// (the AMQP engine never calls back into a broker while holding a connection lock, so the order is safe).
+/// consumers with AMQP credit, and on a session-enabled entity its message sessions (each held by one consumer at
+/// a time, its messages delivered in order under the session's lock). Every method takes the entity's lock; calls
+/// into links happen under it (the AMQP engine never calls back into a broker while holding a connection lock, so
+/// the order is safe).
 /// </summary>
 internal sealed class QueueEntity
 {
@@ -31,6 +34,8 @@ internal sealed class QueueEntity
     private readonly PriorityQueue<long, (DateTime At, long Sequence)> _due = new();
     private readonly Dictionary<string, DateTime> _recentIds = new(StringComparer.Ordinal);
     private readonly Queue<(string Id, DateTime At)> _recentOrder = new();
+    private readonly Dictionary<string, MessageSession> _sessions = new(StringComparer.Ordinal);
+    private readonly List<WaitingAcceptance> _waiting = [];
     private readonly EmulatorSettings _settings;
     private readonly Action<AmqpMessage, DateTime>? _distribute;
     private long _nextSequence = 1;
@@ -61,6 +66,9 @@ internal sealed class QueueEntity
     /// <summary>A topic's subscription (or its dead-letter queue): fed by the topic, never by senders.</summary>
     public bool IsSubscription => Options.Kind == "Subscription";
 
+    /// <summary>A session-enabled queue or subscription (its dead-letter queue is not: it is read without sessions).</summary>
+    public bool RequiresSession => Options.RequiresSession && !IsDeadLetterQueue && !IsTopic;
+
     /// <summary>The dead-letter sub-queue (null for the sub-queue itself).</summary>
     public QueueEntity? DeadLetterQueue { get; }
 
@@ -83,6 +91,22 @@ internal sealed class QueueEntity
 
             var deferred = _messages.Count - _available.Count - _locks.Count - _scheduled.Count;
             return (_available.Count + _locks.Count, _locks.Count, deferred, _scheduled.Count, oldest);
+        }
+    }
+
+    /// <summary>Sessions holding at least one message, and sessions locked by a receiver.</summary>
+    public (long Active, long Locked) SessionCounts()
+    {
+        lock (_sync)
+        {
+            long active = 0, locked = 0;
+            foreach (var session in _sessions.Values)
+            {
+                active += session.Messages > 0 ? 1 : 0;
+                locked += session.Holder is null ? 0 : 1;
+            }
+
+            return (active, locked);
         }
     }
 
@@ -194,6 +218,13 @@ internal sealed class QueueEntity
         return sequence;
     }
 
+    /// <summary>True when the entity takes <paramref name="message"/>: a session-enabled entity only takes messages with a SessionId.</summary>
+    public bool Accepts(AmqpMessage message) => !RequiresSession || message.Properties?.GroupId is not null;
+
+    /// <summary>What a sender is told when it sends a message without a SessionId to a session-enabled entity (the service's words).</summary>
+    public const string SessionIdMissing =
+        "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.";
+
     private static DateTime? ScheduledTime(AmqpMessage message) =>
         message.MessageAnnotations is { } annotations && annotations.TryGetValue(ServiceBusAmqpNames.ScheduledEnqueueTime, out var value) && value is DateTime at
             ? DateTime.SpecifyKind(at, DateTimeKind.Utc)
@@ -252,9 +283,306 @@ internal sealed class QueueEntity
             return;
         }
 
+        if (!Accepts(message.Message))
+        {
+            // A topic's copy without a SessionId, on a session-enabled subscription: the service dead-letters it.
+            _messages[message.SequenceNumber] = message;
+            MoveToDeadLetter(message, "Session id is null.", "Session enabled entity doesn't allow a message whose session identifier is null.");
+            return;
+        }
+
         _messages[message.SequenceNumber] = message;
         _sequence.Add(message.SequenceNumber);
+        if (SessionOf(message) is { } session)
+        {
+            session.Messages++;
+        }
+
+        MarkAvailable(message);
+    }
+
+    // ---- sessions ----
+
+    /// <summary>The session of a message on a session-enabled entity (created on first use), else null. Caller holds the lock.</summary>
+    private MessageSession? SessionOf(BrokeredMessage message) => RequiresSession && message.SessionId is { } id ? Session(id) : null;
+
+    private MessageSession Session(string id)
+    {
+        if (!_sessions.TryGetValue(id, out var session))
+        {
+            _sessions[id] = session = new MessageSession(id);
+        }
+
+        return session;
+    }
+
+    /// <summary>Forgets a session that holds nothing worth remembering. Caller holds the lock.</summary>
+    private void Forget(MessageSession session)
+    {
+        if (session.IsIdle)
+        {
+            _sessions.Remove(session.Id);
+        }
+    }
+
+    private void MarkAvailable(BrokeredMessage message)
+    {
         _available.Add(message.SequenceNumber);
+        SessionOf(message)?.Available.Add(message.SequenceNumber);
+    }
+
+    private void UnmarkAvailable(BrokeredMessage message)
+    {
+        _available.Remove(message.SequenceNumber);
+        if (RequiresSession && message.SessionId is { } id && _sessions.TryGetValue(id, out var session))
+        {
+            session.Available.Remove(message.SequenceNumber);
+        }
+    }
+
+    /// <summary>
+    /// A session receiver's attach: <paramref name="sessionId"/> names the session, null asks for the next available one
+    /// (a session with messages that nobody holds, the one whose first message is oldest), waiting up to
+    /// <paramref name="wait"/> on the emulator's clock for one to become free before refusing with com.microsoft:timeout.
+    /// A session another receiver holds is refused with com.microsoft:session-cannot-be-locked.
+    /// </summary>
+    public void AcceptSession(SenderLink link, bool receiveAndDelete, string? sessionId, TimeSpan wait)
+    {
+        lock (_sync)
+        {
+            var now = _settings.UtcNow;
+            if (sessionId is not null)
+            {
+                var session = Session(sessionId);
+                ExpireIfLapsed(session, now);
+                if (session.Holder is not null)
+                {
+                    link.Reject(new Error
+                    {
+                        Condition = SessionNames.CannotBeLockedError,
+                        Description = $"The requested session '{sessionId}' cannot be accepted. It may be locked by another receiver.",
+                    });
+                    return;
+                }
+
+                Bind(link, receiveAndDelete, session, now);
+                return;
+            }
+
+            ActivateDue(now);
+            if (NextFreeSession(now) is { } free)
+            {
+                Bind(link, receiveAndDelete, free, now);
+                return;
+            }
+
+            var waiting = new WaitingAcceptance(link, receiveAndDelete);
+            _waiting.Add(waiting);
+            link.Closed += (_, _) =>
+            {
+                lock (_sync)
+                {
+                    _waiting.Remove(waiting); // the client gave up before a session came
+                }
+
+                waiting.Timer?.Dispose();
+            };
+            waiting.Timer = _settings.Time.CreateTimer(_ => GiveUp(waiting), null, wait, Timeout.InfiniteTimeSpan);
+        }
+    }
+
+    private void GiveUp(WaitingAcceptance waiting)
+    {
+        lock (_sync)
+        {
+            if (!_waiting.Remove(waiting))
+            {
+                return;
+            }
+
+            waiting.Link.Reject(new Error
+            {
+                Condition = ServiceBusAmqpNames.TimeoutError,
+                Description = $"No session of '{Path}' became available within the time allowed. The operation did not complete within the allotted timeout.",
+            });
+        }
+
+        waiting.Timer?.Dispose();
+    }
+
+    /// <summary>A session with available messages that nobody holds, the one whose first message is oldest. Caller holds the lock.</summary>
+    private MessageSession? NextFreeSession(DateTime now)
+    {
+        MessageSession? next = null;
+        foreach (var session in _sessions.Values.ToList())
+        {
+            ExpireIfLapsed(session, now);
+            if (session.Holder is null && session.Available.Count > 0 && (next is null || session.Available.Min < next.Available.Min))
+            {
+                next = session;
+            }
+        }
+
+        return next;
+    }
+
+    /// <summary>Hands waiting accept-next-session attaches the sessions that have become free. Caller holds the lock.</summary>
+    private void AssignWaiting(DateTime now)
+    {
+        while (_waiting.Count > 0 && NextFreeSession(now) is { } session)
+        {
+            var waiting = _waiting[0];
+            _waiting.RemoveAt(0);
+            waiting.Timer?.Dispose();
+            if (!waiting.Link.IsClosed)
+            {
+                Bind(waiting.Link, waiting.ReceiveAndDelete, session, now);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Locks <paramref name="session"/> for the receiver on <paramref name="link"/> and answers its attach: the session id
+    /// echoed in the source filter and the lock's expiry (ticks) in com.microsoft:locked-until-utc. Caller holds the lock.
+    /// </summary>
+    private void Bind(SenderLink link, bool receiveAndDelete, MessageSession session, DateTime now)
+    {
+        if (link.IsClosed)
+        {
+            return;
+        }
+
+        session.LockedUntil = now + Options.LockDuration;
+        var consumer = AddConsumer(link, receiveAndDelete, session);
+        session.Holder = consumer;
+        var requested = link.RemoteAttach!.Source;
+        link.Accept(
+            source: new Source
+            {
+                Address = requested?.Address,
+                Filter = new Dictionary<object, object?> { [SessionNames.Filter] = session.Id },
+                DefaultOutcome = requested?.DefaultOutcome,
+                Outcomes = requested?.Outcomes,
+            },
+            properties: new Dictionary<object, object?> { [SessionNames.LockedUntilUtc] = session.LockedUntil.Ticks });
+    }
+
+    /// <summary>
+    /// A session whose lock ran out is lost: its receiver is detached with session-lock-lost. One whose receiver's link
+    /// has closed is released (the link's own close handler may not have run yet). Caller holds the lock.
+    /// </summary>
+    private void ExpireIfLapsed(MessageSession session, DateTime now)
+    {
+        if (session.Holder is { } holder && holder.Link.IsClosed)
+        {
+            EndSessionLock(session, detachError: null);
+            return;
+        }
+
+        if (session.Holder is not null && session.LockedUntil <= now)
+        {
+            Metrics.SessionLockExpired();
+            EndSessionLock(session, new Error
+            {
+                Condition = ServiceBusAmqpNames.SessionLockLostError,
+                Description = $"The session lock has expired on the session with id '{session.Id}'. Accept the session again.",
+            });
+        }
+    }
+
+    /// <summary>
+    /// Ends the hold on a session (its receiver closed, or its lock expired): the messages locked under it become
+    /// available again, each attempt counted as a lock expiry counts it. With <paramref name="detachError"/> the
+    /// receiver's link is detached with it. Caller holds the lock.
+    /// </summary>
+    private void EndSessionLock(MessageSession session, Error? detachError)
+    {
+        var holder = session.Holder;
+        session.Holder = null;
+        foreach (var message in session.Locked.ToList())
+        {
+            Unlock(message);
+            Metrics.LockExpired();
+            ReturnToQueue(message);
+        }
+
+        if (holder is not null)
+        {
+            _consumers.Remove(holder);
+            if (detachError is not null)
+            {
+                _ = holder.Link.CloseAsync(detachError);
+            }
+        }
+
+        Forget(session);
+    }
+
+    /// <summary>The session <paramref name="sessionId"/> when <paramref name="requester"/> holds its lock, else null (the lock is lost). Caller holds the lock.</summary>
+    private MessageSession? HeldSession(string sessionId, object requester)
+    {
+        if (!_sessions.TryGetValue(sessionId, out var session))
+        {
+            return null;
+        }
+
+        ExpireIfLapsed(session, _settings.UtcNow);
+        return session.IsHeldBy(requester) ? session : null;
+    }
+
+    /// <summary>renew-session-lock: the new expiry, or null when the requester does not hold the session's lock.</summary>
+    public DateTime? RenewSessionLock(string sessionId, object requester)
+    {
+        lock (_sync)
+        {
+            if (HeldSession(sessionId, requester) is not { } session)
+            {
+                Metrics.LockLost();
+                return null;
+            }
+
+            session.LockedUntil = _settings.UtcNow + Options.LockDuration;
+            foreach (var message in session.Locked)
+            {
+                message.LockedUntil = session.LockedUntil;
+            }
+
+            Metrics.SessionLockRenewed();
+            return session.LockedUntil;
+        }
+    }
+
+    /// <summary>get-session-state: (true, state) when the requester holds the session's lock, else (false, null).</summary>
+    public (bool Held, byte[]? State) GetSessionState(string sessionId, object requester)
+    {
+        lock (_sync)
+        {
+            return HeldSession(sessionId, requester) is { } session ? (true, session.State) : (false, null);
+        }
+    }
+
+    /// <summary>set-session-state (null clears it): false when the requester does not hold the session's lock.</summary>
+    public bool SetSessionState(string sessionId, byte[]? state, object requester)
+    {
+        lock (_sync)
+        {
+            if (HeldSession(sessionId, requester) is not { } session)
+            {
+                return false;
+            }
+
+            session.State = state;
+            return true;
+        }
+    }
+
+    /// <summary>True when the requester holds the lock of <paramref name="sessionId"/> (settling and receiving deferred messages need it).</summary>
+    public bool HoldsSession(string sessionId, object requester)
+    {
+        lock (_sync)
+        {
+            return HeldSession(sessionId, requester) is not null;
+        }
     }
 
     private void PruneRecentIds(DateTime now)
@@ -271,9 +599,21 @@ internal sealed class QueueEntity
 
     // ---- consumers ----
 
+    /// <summary>A receiver on an entity without sessions: it takes any available message.</summary>
     public void AddConsumer(SenderLink link, bool receiveAndDelete)
     {
-        var consumer = new Consumer(link, receiveAndDelete);
+        lock (_sync)
+        {
+            AddConsumer(link, receiveAndDelete, session: null);
+        }
+
+        link.Accept();
+    }
+
+    /// <summary>Registers a consumer (of one session, or of the whole entity). Caller holds the lock.</summary>
+    private Consumer AddConsumer(SenderLink link, bool receiveAndDelete, MessageSession? session)
+    {
+        var consumer = new Consumer(link, receiveAndDelete, session);
         link.Context = consumer;
         link.FlowReceived += OnFlow;
         link.DeliveryUpdated += OnDeliveryUpdated;
@@ -282,14 +622,16 @@ internal sealed class QueueEntity
             lock (_sync)
             {
                 _consumers.Remove(consumer);
+                if (consumer.Session is { } held && held.Holder == consumer)
+                {
+                    // Closing a session receiver releases the session for the next one.
+                    EndSessionLock(held, detachError: null);
+                    Pump();
+                }
             }
         };
-        lock (_sync)
-        {
-            _consumers.Add(consumer);
-        }
-
-        link.Accept();
+        _consumers.Add(consumer);
+        return consumer;
     }
 
     private void OnFlow(SenderLink link)
@@ -319,6 +661,12 @@ internal sealed class QueueEntity
     private void Pump()
     {
         ActivateDue(_settings.UtcNow);
+        if (RequiresSession)
+        {
+            PumpSessions();
+            return;
+        }
+
         while (_available.Count > 0 && _consumers.Count > 0)
         {
             var consumer = NextConsumerWithCredit();
@@ -328,8 +676,8 @@ internal sealed class QueueEntity
             }
 
             var sequence = _available.Min;
-            _available.Remove(sequence);
             var message = _messages[sequence];
+            UnmarkAvailable(message);
             var now = _settings.UtcNow;
             if (message.ExpiresAt <= now && !IsDeadLetterQueue)
             {
@@ -338,6 +686,32 @@ internal sealed class QueueEntity
             }
 
             Deliver(consumer, message, now);
+        }
+    }
+
+    /// <summary>
+    /// On a session-enabled entity: each session's messages go, in sequence order, to the one consumer holding it;
+    /// sessions that became free go to waiting accept-next-session attaches. Caller holds the lock.
+    /// </summary>
+    private void PumpSessions()
+    {
+        var now = _settings.UtcNow;
+        AssignWaiting(now);
+        foreach (var consumer in _consumers.ToList())
+        {
+            var session = consumer.Session!;
+            while (consumer.AvailableCredit > 0 && session.Holder == consumer && session.Available.Count > 0)
+            {
+                var message = _messages[session.Available.Min];
+                UnmarkAvailable(message);
+                if (message.ExpiresAt <= now)
+                {
+                    Expire(message);
+                    continue;
+                }
+
+                Deliver(consumer, message, now);
+            }
         }
     }
 
@@ -372,7 +746,7 @@ internal sealed class QueueEntity
 
         // The lock starts now, when the transfer leaves the broker: prefetched messages age in the client's buffer.
         var token = Guid.NewGuid();
-        Lock(message, token, now + Options.LockDuration);
+        Lock(message, token, now);
         var locked = message.Encode(priorAttempts, message.LockedUntil);
         Send(consumer, locked, token, settled: false, new DeliveryContext(this, message, token), onFailure: () => Release(message, token));
     }
@@ -404,12 +778,24 @@ internal sealed class QueueEntity
         }, TaskScheduler.Default);
     }
 
-    private void Lock(BrokeredMessage message, Guid token, DateTime until)
+    /// <summary>
+    /// Locks a message for its receiver: for LockDuration from now, or, in a session, under the session's lock (the
+    /// message's lock is the session's: it ends, and is renewed, with it). Caller holds the lock.
+    /// </summary>
+    private void Lock(BrokeredMessage message, Guid token, DateTime now)
     {
         message.State = BrokeredMessageState.Locked;
         message.LockToken = token;
-        message.LockedUntil = until;
         _locks[token] = message;
+        if (SessionOf(message) is { Holder: not null } session)
+        {
+            message.LockedUntil = session.LockedUntil;
+            session.Locked.Add(message);
+            return;
+        }
+
+        var until = now + Options.LockDuration;
+        message.LockedUntil = until;
         _lockExpiries.Enqueue((message, token), until);
         if (_lockExpiries.Count > (2 * _locks.Count) + 1024)
         {
@@ -425,12 +811,16 @@ internal sealed class QueueEntity
     /// <summary>A transfer that never left (link closed): the message goes back without counting the attempt.</summary>
     private void Release(BrokeredMessage message, Guid token)
     {
-        if (_locks.Remove(token))
+        if (_locks.ContainsKey(token))
         {
+            Unlock(message);
             message.DeliveryCount = Math.Max(0, message.DeliveryCount - 1);
-            message.State = BrokeredMessageState.Available;
-            message.LockToken = Guid.Empty;
-            _available.Add(message.SequenceNumber);
+            message.State = message.IsDeferred ? BrokeredMessageState.Deferred : BrokeredMessageState.Available;
+            if (!message.IsDeferred)
+            {
+                MarkAvailable(message);
+            }
+
             Pump();
         }
     }
@@ -477,22 +867,44 @@ internal sealed class QueueEntity
         link.Settle(delivery, result == SettleResult.LockLost ? LockLostState(context.Message.SequenceNumber) : reply);
     }
 
-    public static Rejected LockLostState(long sequenceNumber) => new()
-    {
-        Error = new Error
+    /// <summary>The outcome of a settlement whose lock was lost: message-lock-lost, or session-lock-lost on a session-enabled entity.</summary>
+    public Rejected LockLostState(long sequenceNumber) => new() { Error = LockLostError(sequenceNumber) };
+
+    public Error LockLostError(long? sequenceNumber = null) => RequiresSession
+        ? new Error
+        {
+            Condition = ServiceBusAmqpNames.SessionLockLostError,
+            Description = "The session lock was lost: it expired, or the session is no longer held by this receiver. Accept the session again.",
+        }
+        : new Error
         {
             Condition = ServiceBusAmqpNames.MessageLockLostError,
-            Description = $"The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue (sequence number {sequenceNumber}).",
-        },
-    };
+            Description = "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue" +
+                (sequenceNumber is { } s ? $" (sequence number {s})." : "."),
+        };
 
-    /// <summary>Finds the message a lock token still holds; an expired lock is processed as expired and reported lost.</summary>
+    /// <summary>
+    /// Finds the message a lock token still holds; an expired lock is processed as expired and reported lost. In a
+    /// session the lock is the session's: the session must still be held, and a session whose lock ran out is lost.
+    /// </summary>
     private BrokeredMessage? Locked(Guid token)
     {
         if (!_locks.TryGetValue(token, out var message) || message.LockToken != token)
         {
             Metrics.LockLost();
             return null;
+        }
+
+        if (RequiresSession && message.SessionId is { } sessionId && _sessions.TryGetValue(sessionId, out var session))
+        {
+            ExpireIfLapsed(session, _settings.UtcNow);
+            if (!session.Locked.Contains(message))
+            {
+                Metrics.LockLost();
+                return null;
+            }
+
+            return message;
         }
 
         if (message.LockedUntil <= _settings.UtcNow)
@@ -640,8 +1052,11 @@ internal sealed class QueueEntity
 
     // ---- management reads ----
 
-    /// <summary>Encoded messages from <paramref name="fromSequence"/> on (active, locked, deferred and scheduled), without locking them.</summary>
-    public List<byte[]> Peek(long fromSequence, int count)
+    /// <summary>
+    /// Encoded messages from <paramref name="fromSequence"/> on (active, locked, deferred and scheduled), without locking
+    /// them; with <paramref name="sessionId"/>, that session's only.
+    /// </summary>
+    public List<byte[]> Peek(long fromSequence, int count, string? sessionId = null)
     {
         lock (_sync)
         {
@@ -655,6 +1070,11 @@ internal sealed class QueueEntity
             foreach (var sequence in _sequence.GetViewBetween(Math.Max(fromSequence, _sequence.Min), long.MaxValue))
             {
                 var message = _messages[sequence];
+                if (sessionId is not null && !string.Equals(message.SessionId, sessionId, StringComparison.Ordinal))
+                {
+                    continue;
+                }
+
                 result.Add(message.Encode((uint)message.DeliveryCount, message.State == BrokeredMessageState.Locked ? message.LockedUntil : null));
                 if (result.Count >= count)
                 {
@@ -666,15 +1086,19 @@ internal sealed class QueueEntity
         }
     }
 
-    /// <summary>Receives deferred messages by sequence number; null when one of them is not deferred here.</summary>
-    public List<(byte[] Payload, Guid Token)>? ReceiveDeferred(IReadOnlyList<long> sequenceNumbers, bool peekLock)
+    /// <summary>
+    /// Receives deferred messages by sequence number; null when one of them is not deferred here (or, with
+    /// <paramref name="sessionId"/>, not in that session). In a session the messages are locked under its lock.
+    /// </summary>
+    public List<(byte[] Payload, Guid Token)>? ReceiveDeferred(IReadOnlyList<long> sequenceNumbers, bool peekLock, string? sessionId = null)
     {
         lock (_sync)
         {
             var found = new List<BrokeredMessage>();
             foreach (var sequence in sequenceNumbers)
             {
-                if (!_messages.TryGetValue(sequence, out var message) || !message.IsDeferred || message.State != BrokeredMessageState.Deferred)
+                if (!_messages.TryGetValue(sequence, out var message) || !message.IsDeferred || message.State != BrokeredMessageState.Deferred ||
+                    (RequiresSession && !string.Equals(message.SessionId, sessionId, StringComparison.Ordinal)))
                 {
                     return null;
                 }
@@ -697,7 +1121,7 @@ internal sealed class QueueEntity
                 }
 
                 var token = Guid.NewGuid();
-                Lock(message, token, now + Options.LockDuration);
+                Lock(message, token, now);
                 result.Add((message.Encode(prior, message.LockedUntil), token));
             }
 
@@ -730,6 +1154,11 @@ internal sealed class QueueEntity
                 ExpireLock(message);
             }
 
+            foreach (var session in _sessions.Values.ToList())
+            {
+                ExpireIfLapsed(session, now);
+            }
+
             if (sweepMessages && !IsDeadLetterQueue)
             {
                 List<BrokeredMessage>? expired = null;
@@ -746,7 +1175,7 @@ internal sealed class QueueEntity
                 {
                     foreach (var message in expired)
                     {
-                        _available.Remove(message.SequenceNumber);
+                        UnmarkAvailable(message);
                         Expire(message);
                     }
                 }
@@ -780,7 +1209,7 @@ internal sealed class QueueEntity
         }
 
         message.State = BrokeredMessageState.Available;
-        _available.Add(message.SequenceNumber);
+        MarkAvailable(message);
     }
 
     private void Expire(BrokeredMessage message)
@@ -827,31 +1256,42 @@ internal sealed class QueueEntity
     {
         _locks.Remove(message.LockToken);
         message.LockToken = Guid.Empty;
+        if (RequiresSession && message.SessionId is { } id && _sessions.TryGetValue(id, out var session))
+        {
+            session.Locked.Remove(message);
+        }
     }
 
     private void Remove(BrokeredMessage message)
     {
         if (message.State == BrokeredMessageState.Locked)
         {
-            _locks.Remove(message.LockToken);
+            Unlock(message);
         }
 
         message.LockToken = Guid.Empty;
-        _messages.Remove(message.SequenceNumber);
+        UnmarkAvailable(message);
         _sequence.Remove(message.SequenceNumber);
-        _available.Remove(message.SequenceNumber);
+        if (_messages.Remove(message.SequenceNumber) && RequiresSession && message.SessionId is { } id && _sessions.TryGetValue(id, out var session))
+        {
+            session.Messages--;
+            Forget(session);
+        }
     }
 
-    internal sealed class Consumer(SenderLink link, bool receiveAndDelete)
+    internal sealed class Consumer(SenderLink link, bool receiveAndDelete, MessageSession? session = null)
     {
         public SenderLink Link { get; } = link;
 
         public bool ReceiveAndDelete { get; } = receiveAndDelete;
 
+        /// <summary>The session this consumer holds (session-enabled entities), or null for a consumer of the whole entity.</summary>
+        public MessageSession? Session { get; } = session;
+
         /// <summary>Deliveries locked for this consumer but still in their receive latency (credit spoken for).</summary>
         public int Reserved { get; set; }
 
-        public long AvailableCredit => (long)Link.Credit - Reserved;
+        public long AvailableCredit => Link.IsClosed ? 0 : (long)Link.Credit - Reserved;
     }
 }
 

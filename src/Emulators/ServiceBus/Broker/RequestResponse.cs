@@ -167,11 +167,29 @@ internal static class Responses
         return null;
     }
 
-    public static void SettleRequest(this IncomingDelivery delivery)
+    /// <summary>
+    /// Decodes a request to a node and settles it: accepted, or, when it cannot be decoded (and so names no reply
+    /// address to answer), rejected with amqp:decode-error, so that a sender waiting for its outcome learns at once.
+    /// </summary>
+    public static bool TryTakeRequest(this IncomingDelivery delivery, out AmqpMessage request)
     {
+        DeliveryState outcome;
+        try
+        {
+            request = delivery.Message;
+            outcome = Accepted.Instance;
+        }
+        catch (AmqpDecodeException e)
+        {
+            request = null!;
+            outcome = new Rejected { Error = new Error { Condition = ErrorCondition.DecodeError, Description = "The request could not be decoded: " + e.Message } };
+        }
+
         if (!delivery.RemoteSettled)
         {
-            delivery.Link.Settle(delivery, Accepted.Instance);
+            delivery.Link.Settle(delivery, outcome);
         }
+
+        return outcome is Accepted;
     }
 }

@@ -25,6 +25,10 @@ public static class EmulatorMetricNames
     public const string ScheduledMessages = "servicebus_emulator_scheduled_messages";
     public const string DeadLetterMessages = "servicebus_emulator_deadletter_messages";
     public const string OldestMessageAgeSeconds = "servicebus_emulator_oldest_message_age_seconds";
+    public const string SessionLockRenewals = "servicebus_emulator_session_lock_renewals_total";
+    public const string SessionLockExpirations = "servicebus_emulator_session_lock_expirations_total";
+    public const string ActiveSessions = "servicebus_emulator_active_sessions";
+    public const string LockedSessions = "servicebus_emulator_locked_sessions";
 
     public const string QueueLabel = "queue";
     public const string ReasonLabel = "reason";

@@ -39,6 +39,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         {
             var (active, locked, deferred, scheduled, oldest) = queue.Counts();
             var deadLetters = queue.DeadLetterQueue?.Counts().Active ?? 0;
+            var (activeSessions, lockedSessions) = queue.SessionCounts();
             QueueSecond[] series;
             lock (_sync)
             {
@@ -55,7 +56,9 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
                 scheduled,
                 deadLetters,
                 oldest is { } at ? Math.Max(0, (now.UtcDateTime - at).TotalSeconds) : 0,
-                series));
+                series,
+                activeSessions,
+                lockedSessions));
         }
 
         return new EmulatorMetricsSnapshot(now, result);
@@ -74,6 +77,8 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         Counter(EmulatorMetricNames.LockRenewals, "Locks renewed.", q => q.Counters.LockRenewals);
         Counter(EmulatorMetricNames.LockExpirations, "Locks that expired before settlement.", q => q.Counters.LockExpirations);
         Counter(EmulatorMetricNames.ExpiredMessages, "Messages whose time to live ran out.", q => q.Counters.ExpiredMessages);
+        Counter(EmulatorMetricNames.SessionLockRenewals, "Session locks renewed.", q => q.Counters.SessionLockRenewals);
+        Counter(EmulatorMetricNames.SessionLockExpirations, "Session locks that expired (their receivers were detached with session-lock-lost).", q => q.Counters.SessionLockExpirations);
         text.Append("# HELP ").Append(EmulatorMetricNames.DeadLetteredMessages).Append(" Messages moved to the dead-letter queue, by reason.\n");
         text.Append("# TYPE ").Append(EmulatorMetricNames.DeadLetteredMessages).Append(" counter\n");
         foreach (var queue in snapshot.Queues)
@@ -90,6 +95,8 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         Gauge(EmulatorMetricNames.ScheduledMessages, "Messages scheduled for a later enqueue time (not yet active).", q => q.ScheduledMessages);
         Gauge(EmulatorMetricNames.DeadLetterMessages, "Messages in the dead-letter queue.", q => q.DeadLetterMessages);
         Gauge(EmulatorMetricNames.OldestMessageAgeSeconds, "Age of the oldest message in the queue.", q => q.OldestMessageAgeSeconds);
+        Gauge(EmulatorMetricNames.ActiveSessions, "Sessions holding at least one message (session-enabled entities).", q => q.ActiveSessions);
+        Gauge(EmulatorMetricNames.LockedSessions, "Sessions locked by a session receiver.", q => q.LockedSessions);
         return text.ToString();
 
         void Counter(string name, string help, Func<QueueMetricsSnapshot, long> value) => Series(name, help, "counter", q => value(q).ToString(CultureInfo.InvariantCulture));

@@ -14,6 +14,8 @@ internal sealed class QueueMetrics
     private long _renewals;
     private long _lockExpirations;
     private long _expired;
+    private long _sessionRenewals;
+    private long _sessionLockExpirations;
 
     public ConcurrentDictionary<string, long> DeadLettered { get; } = new(StringComparer.Ordinal);
 
@@ -35,6 +37,10 @@ internal sealed class QueueMetrics
 
     public void Expired() => Interlocked.Increment(ref _expired);
 
+    public void SessionLockRenewed() => Interlocked.Increment(ref _sessionRenewals);
+
+    public void SessionLockExpired() => Interlocked.Increment(ref _sessionLockExpirations);
+
     public void DeadLetter(string reason) => DeadLettered.AddOrUpdate(reason, 1, (_, n) => n + 1);
 
     public QueueCounters Read() => new(
@@ -47,7 +53,9 @@ internal sealed class QueueMetrics
         Interlocked.Read(ref _lockLost),
         Interlocked.Read(ref _renewals),
         Interlocked.Read(ref _lockExpirations),
-        Interlocked.Read(ref _expired));
+        Interlocked.Read(ref _expired),
+        Interlocked.Read(ref _sessionRenewals),
+        Interlocked.Read(ref _sessionLockExpirations));
 }
 
 /// <summary>Cumulative counters at one instant.</summary>
@@ -61,7 +69,9 @@ public sealed record QueueCounters(
     long LockLostSettlements,
     long LockRenewals,
     long LockExpirations,
-    long ExpiredMessages)
+    long ExpiredMessages,
+    long SessionLockRenewals = 0,
+    long SessionLockExpirations = 0)
 {
     public QueueCounters Minus(QueueCounters earlier) => new(
         IncomingMessages - earlier.IncomingMessages,
@@ -73,7 +83,9 @@ public sealed record QueueCounters(
         LockLostSettlements - earlier.LockLostSettlements,
         LockRenewals - earlier.LockRenewals,
         LockExpirations - earlier.LockExpirations,
-        ExpiredMessages - earlier.ExpiredMessages);
+        ExpiredMessages - earlier.ExpiredMessages,
+        SessionLockRenewals - earlier.SessionLockRenewals,
+        SessionLockExpirations - earlier.SessionLockExpirations);
 }
 
 /// <summary>One queue's metrics: cumulative counters, current counts and the per-second series.</summary>
@@ -87,7 +99,9 @@ public sealed record QueueMetricsSnapshot(
     long ScheduledMessages,
     long DeadLetterMessages,
     double OldestMessageAgeSeconds,
-    IReadOnlyList<QueueSecond> Series);
+    IReadOnlyList<QueueSecond> Series,
+    long ActiveSessions = 0,
+    long LockedSessions = 0);
 
 /// <summary>What happened to one queue during one second (counter deltas) and its depth at the end of it.</summary>
 public sealed record QueueSecond(long UnixSeconds, QueueCounters Delta, long ActiveMessages, long DeadLetterMessages);

@@ -1,0 +1,41 @@
+using System.Globalization;
+
+namespace DroneDelivery.Lab.Measurement;
+
+/// <summary>CPU time the whole machine has spent, from the first line of <c>/proc/stat</c>, in seconds.</summary>
+/// <param name="Busy">Time running programs: user, nice and system (interrupt time is left out: the kernel spends it on everyone's behalf, the lab's loopback traffic included).</param>
+/// <param name="Steal">Time a hypervisor gave this machine's CPUs to someone else.</param>
+internal readonly record struct MachineCpu(double Busy, double Steal)
+{
+    /// <summary>The kernel's clock ticks per second for /proc/stat (USER_HZ), 100 on every Linux build that matters.</summary>
+    private const double TicksPerSecond = 100;
+
+    public static MachineCpu operator -(MachineCpu after, MachineCpu before) => new(after.Busy - before.Busy, after.Steal - before.Steal);
+
+    /// <summary>The machine's CPU time so far; null where /proc/stat cannot be read (not Linux).</summary>
+    public static MachineCpu? Read()
+    {
+        try
+        {
+            using var reader = new StreamReader("/proc/stat");
+            return Parse(reader.ReadLine());
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Reads the aggregate line: <c>cpu user nice system idle iowait irq softirq steal …</c> (in ticks).</summary>
+    internal static MachineCpu? Parse(string? line)
+    {
+        var fields = line?.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+        if (fields is not { Length: >= 9 } || fields[0] != "cpu")
+        {
+            return null;
+        }
+
+        double Field(int index) => double.Parse(fields[index], CultureInfo.InvariantCulture) / TicksPerSecond;
+        return new MachineCpu(Field(1) + Field(2) + Field(3), Field(8));
+    }
+}
