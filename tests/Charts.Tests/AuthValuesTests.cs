@@ -40,7 +40,7 @@ public sealed class AuthValuesTests
     {
         var render = Chart.Template(Chart.Defaults.With("own issuer secret", "--set", "auth.developmentIssuer.existingSecret=my-issuer"));
 
-        Assert.Empty(render.OfKind("Secret").Where(s => s.Name.EndsWith("development-issuer", StringComparison.Ordinal)));
+        Assert.DoesNotContain(render.OfKind("Secret"), s => s.Name.EndsWith("development-issuer", StringComparison.Ordinal));
         Assert.Equal("secret:my-issuer/signing-key", Environment(render, "gateway")["Authentication__SigningKeys__0"]);
     }
 
@@ -54,7 +54,7 @@ public sealed class AuthValuesTests
         Assert.Equal("https://login.microsoftonline.com/00000000-0000-0000-0000-000000000001/v2.0", environment["Authentication__Authority"]);
         Assert.Equal("00000000-0000-0000-0000-0000000000c1", environment["Authentication__ClientId"]);
         Assert.DoesNotContain(environment.Keys, key => key.StartsWith("Authentication__SigningKeys", StringComparison.Ordinal));
-        Assert.Empty(render.OfKind("Secret").Where(s => s.Name.EndsWith("development-issuer", StringComparison.Ordinal)));
+        Assert.DoesNotContain(render.OfKind("Secret"), s => s.Name.EndsWith("development-issuer", StringComparison.Ordinal));
     }
 
     [Fact]
@@ -108,7 +108,8 @@ public sealed class AuthValuesTests
     [InlineData("auth.ownerClaim=owner id", "/auth/ownerClaim", "does not match pattern")]
     [InlineData("auth.clockSkew=1m", "/auth/clockSkew", "does not match pattern")]
     [InlineData("auth.entraId.clientId=my-api", "/auth/entraId/clientId", "does not match pattern")]
-    [InlineData("auth.mode=entraId", "/auth/entraId", "missing property 'clientId'")]
+    [InlineData("auth.entraId.clientId=api-00000000-0000-0000-0000-0000000000c1", "/auth/entraId/clientId", "does not match pattern")]
+    [InlineData("auth.mode=entraId", "/auth/entraId/clientId", "does not match pattern")]
     [InlineData("auth.mode=openIdConnect", "/auth/authority", "minLength")]
     [InlineData("gateway.settings.RateLimiting.PermitLimit=0", "/gateway/settings/RateLimiting/PermitLimit", "minimum")]
     [InlineData("ingestion.settings.RateLimiting.Window=1s", "/ingestion/settings/RateLimiting/Window", "does not match pattern")]
