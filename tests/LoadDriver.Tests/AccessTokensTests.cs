@@ -152,12 +152,62 @@ public sealed class AccessTokensTests
         }
     }
 
+    [Fact]
+    public async Task The_token_command_prints_an_owners_or_an_operators_token_from_the_key_file()
+    {
+        var directory = Directory.CreateTempSubdirectory("load-driver-token");
+        try
+        {
+            var good = Path.Combine(directory.FullName, "key");
+            var bad = Path.Combine(directory.FullName, "short");
+            await File.WriteAllTextAsync(good, Issuer.SigningKey + "\n");
+            await File.WriteAllTextAsync(bad, Convert.ToBase64String(new byte[16]));
+
+            var customer = await RunAsync("token", "--signing-key-file", good, "--owner", "owner-0042", "--lifetime", "10m");
+            var application = await RunAsync("token", "--signing-key-file", good, "--operator");
+            var neither = await RunAsync("token", "--signing-key-file", good);
+            var shortKey = await RunAsync("token", "--signing-key-file", bad, "--owner", "owner-0042");
+
+            Assert.True(customer.ExitCode == 0, customer.Error);
+            var token = customer.Output.Trim();
+            Assert.DoesNotContain('\n', token);
+            var claims = await ValidateTokenAsync(token);
+            Assert.Equal("owner-0042", claims[ApiAccess.OwnerClaim]);
+            Assert.Equal(string.Join(' ', ApiAccess.Scopes.All), claims[ApiAccess.ScopeClaim]);
+            var jwt = new JsonWebToken(token);
+            Assert.Equal(TimeSpan.FromMinutes(10), jwt.ValidTo - jwt.ValidFrom);
+
+            Assert.True(application.ExitCode == 0, application.Error);
+            var roles = await ValidateTokenAsync(application.Output.Trim());
+            Assert.False(roles.ContainsKey(ApiAccess.OwnerClaim));
+            Assert.Equal(ApiAccess.Roles.All, new JsonWebToken(application.Output.Trim()).Claims.Where(c => c.Type == ApiAccess.RolesClaim).Select(c => c.Value));
+
+            Assert.Equal(1, neither.ExitCode);
+            Assert.Contains("--owner", neither.Error, StringComparison.Ordinal);
+            Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, shortKey.ExitCode);
+            Assert.Contains("at least 32 bytes", shortKey.Error, StringComparison.Ordinal);
+            Assert.Empty(shortKey.Output);
+        }
+        finally
+        {
+            directory.Delete(recursive: true);
+        }
+    }
+
     /// <summary>Validates the request's bearer token as the edge does; returns its owner and scope claims.</summary>
     private static async Task<(string? Owner, string? Scopes)> ValidateAsync(HttpContext context)
     {
         var header = context.Request.Headers.Authorization.ToString();
         Assert.StartsWith("Bearer ", header, StringComparison.Ordinal);
-        var result = await new JsonWebTokenHandler().ValidateTokenAsync(header["Bearer ".Length..], new TokenValidationParameters
+        var claims = await ValidateTokenAsync(header["Bearer ".Length..]);
+        return (claims.TryGetValue(ApiAccess.OwnerClaim, out var owner) ? owner as string : null,
+                claims.TryGetValue(ApiAccess.ScopeClaim, out var scopes) ? scopes as string : null);
+    }
+
+    /// <summary>Validates a token as the edge does (signature, issuer, audience, lifetime, HMAC-SHA256 only); returns its claims.</summary>
+    private static async Task<IDictionary<string, object>> ValidateTokenAsync(string token)
+    {
+        var result = await new JsonWebTokenHandler().ValidateTokenAsync(token, new TokenValidationParameters
         {
             ValidIssuer = Issuer.Issuer,
             ValidAudience = Issuer.Audience,
@@ -165,8 +215,7 @@ public sealed class AccessTokensTests
             ValidAlgorithms = [SecurityAlgorithms.HmacSha256],
         });
         Assert.True(result.IsValid, result.Exception?.Message);
-        return (result.Claims.TryGetValue(ApiAccess.OwnerClaim, out var owner) ? owner as string : null,
-                result.Claims.TryGetValue(ApiAccess.ScopeClaim, out var scopes) ? scopes as string : null);
+        return result.Claims;
     }
 
     private static async Task<(int ExitCode, string Output, string Error)> RunAsync(params string[] args)

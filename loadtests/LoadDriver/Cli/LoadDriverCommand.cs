@@ -11,7 +11,8 @@ internal sealed record CliConsole(TextWriter Out, TextWriter Error, bool IsTermi
 
 /// <summary>
 /// The command line: <c>invoice</c> and <c>delivery-requests</c>, each with a load shape (<c>--step</c> or
-/// <c>--rate</c>), bounds, and scenario settings. Defaults are bounded and aimed at loopback.
+/// <c>--rate</c>), bounds, and scenario settings; <c>token</c> mints one development-issuer token (for curl).
+/// Defaults are bounded and aimed at loopback.
 /// </summary>
 internal static class LoadDriverCommand
 {
@@ -35,7 +36,75 @@ internal static class LoadDriverCommand
         var root = new RootCommand("Drone Delivery load driver: closed-model step load or open-model arrival rate, HDR latency percentiles, JSON/CSV results.");
         root.Subcommands.Add(BuildInvoice(console));
         root.Subcommands.Add(BuildDeliveryRequests(console));
+        root.Subcommands.Add(BuildToken(console));
         return root;
+    }
+
+    /// <summary>One token from the development issuer's key, printed alone on standard output (<c>TOKEN=$(... token ...)</c>).</summary>
+    private static Command BuildToken(CliConsole console)
+    {
+        var keyFile = new Option<FileInfo>("--signing-key-file")
+        {
+            Description = "A file holding the development issuer's base64 signing key (kind: the release's <release>-development-issuer Secret).",
+            Required = true,
+        };
+        var issuer = new Option<string>("--issuer") { Description = "The token's iss.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultIssuer };
+        var audience = new Option<string>("--audience") { Description = "The token's aud.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultAudience };
+        var owner = new Option<string?>("--owner") { Description = "A customer's token: subject and owner claim this owner id, every delegated scope." };
+        var asOperator = new Option<bool>("--operator") { Description = "An application's token with every app role: reads and writes for all owners." };
+        var lifetime = DurationOption("--lifetime", "How long the token is valid.", DroneDelivery.Access.DevelopmentIssuer.DefaultLifetime);
+        var command = new Command("token", "Print a bearer token minted by the development issuer, as `dotnet user-jwts create` does, for curl or another client.");
+        foreach (var option in new Option[] { keyFile, issuer, audience, owner, asOperator, lifetime })
+        {
+            command.Options.Add(option);
+        }
+
+        command.Validators.Add(result =>
+        {
+            if ((result.GetResult(owner) is null) == (result.GetResult(asOperator) is null))
+            {
+                result.AddError("Give either --owner ID (a customer's token) or --operator (every owner), one of them.");
+            }
+        });
+        command.SetAction(parse =>
+        {
+            try
+            {
+                var development = ReadIssuer(parse.GetRequiredValue(keyFile), parse.GetRequiredValue(issuer), parse.GetRequiredValue(audience));
+                var caller = parse.GetValue(owner) is { } id ? DroneDelivery.Access.DevelopmentCaller.ForOwner(id) : DroneDelivery.Access.DevelopmentCaller.Operator();
+                console.Out.WriteLine(development.Issue(caller, parse.GetValue(lifetime)));
+                return 0;
+            }
+            catch (ArgumentException e)
+            {
+                console.Error.WriteLine(e.Message);
+                return InvalidPlanExitCode;
+            }
+        });
+        return command;
+    }
+
+    /// <summary>The development issuer whose base64 key <paramref name="file"/> holds; an unreadable file or a bad key is an <see cref="ArgumentException"/> naming the option.</summary>
+    private static DroneDelivery.Access.DevelopmentIssuer ReadIssuer(FileInfo file, string issuer, string audience)
+    {
+        string key;
+        try
+        {
+            key = File.ReadAllText(file.FullName);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new ArgumentException($"--signing-key-file: cannot read '{file.FullName}': {e.Message}");
+        }
+
+        try
+        {
+            return DroneDelivery.Access.DevelopmentIssuer.FromKey(key, issuer, audience);
+        }
+        catch (ArgumentException e)
+        {
+            throw new ArgumentException($"--signing-key-file '{file.FullName}': {e.Message}");
+        }
     }
 
     private static Command BuildInvoice(CliConsole console)
@@ -320,29 +389,9 @@ internal static class LoadDriverCommand
                 return AccessTokens.Fixed(token);
             }
 
-            if (parse.GetValue(SigningKeyFile) is not { } file)
-            {
-                return AccessTokens.None;
-            }
-
-            string key;
-            try
-            {
-                key = File.ReadAllText(file.FullName);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                throw new ArgumentException($"--signing-key-file: cannot read '{file.FullName}': {e.Message}");
-            }
-
-            try
-            {
-                return AccessTokens.Minted(DroneDelivery.Access.DevelopmentIssuer.FromKey(key, parse.GetRequiredValue(Issuer), parse.GetRequiredValue(Audience)));
-            }
-            catch (ArgumentException e)
-            {
-                throw new ArgumentException($"--signing-key-file '{file.FullName}': {e.Message}");
-            }
+            return parse.GetValue(SigningKeyFile) is { } file
+                ? AccessTokens.Minted(ReadIssuer(file, parse.GetRequiredValue(Issuer), parse.GetRequiredValue(Audience)))
+                : AccessTokens.None;
         }
 
         public LoadTestPlan Plan(ParseResult parse, LoadScenario scenario)
