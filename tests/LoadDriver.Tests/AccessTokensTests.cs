@@ -116,82 +116,61 @@ public sealed class AccessTokensTests
     [Fact]
     public async Task The_command_line_mints_from_a_key_file_and_refuses_an_unreadable_or_short_key()
     {
-        var directory = Directory.CreateTempSubdirectory("load-driver-key");
-        try
+        using var keys = KeyFiles.Create();
+        var (good, bad, directory) = (keys.Good, keys.Short, keys.Directory);
+        var owners = new ConcurrentQueue<string?>();
+        await using var server = await LoopbackServer.StartAsync(app => app.MapGet("/api/invoices/{ownerId}", async (HttpContext context) =>
         {
-            var good = Path.Combine(directory.FullName, "key");
-            var bad = Path.Combine(directory.FullName, "short");
-            await File.WriteAllTextAsync(good, Issuer.SigningKey + "\n");
-            await File.WriteAllTextAsync(bad, Convert.ToBase64String(new byte[16]));
-            var owners = new ConcurrentQueue<string?>();
-            await using var server = await LoopbackServer.StartAsync(app => app.MapGet("/api/invoices/{ownerId}", async (HttpContext context) =>
-            {
-                owners.Enqueue((await ValidateAsync(context)).Owner);
-                return Microsoft.AspNetCore.Http.Results.Ok();
-            }));
+            owners.Enqueue((await ValidateAsync(context)).Owner);
+            return Microsoft.AspNetCore.Http.Results.Ok();
+        }));
 
-            var ok = await RunAsync("invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "20:500ms", "--signing-key-file", good, "--out", Path.Combine(directory.FullName, "out"), "--progress", "none");
-            var shortKey = await RunAsync("invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "20:500ms", "--signing-key-file", bad, "--progress", "none");
-            var missing = await RunAsync("invoice", "--rate", "20:500ms", "--signing-key-file", Path.Combine(directory.FullName, "none"), "--progress", "none");
-            var both = await RunAsync("invoice", "--rate", "20:500ms", "--signing-key-file", good, "--token", "abc", "--progress", "none");
+        var ok = await RunAsync("invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "20:500ms", "--signing-key-file", good, "--out", Path.Combine(directory.FullName, "out"), "--progress", "none");
+        var shortKey = await RunAsync("invoice", "--target", server.BaseUri.AbsoluteUri, "--rate", "20:500ms", "--signing-key-file", bad, "--progress", "none");
+        var missing = await RunAsync("invoice", "--rate", "20:500ms", "--signing-key-file", Path.Combine(directory.FullName, "none"), "--progress", "none");
+        var both = await RunAsync("invoice", "--rate", "20:500ms", "--signing-key-file", good, "--token", "abc", "--progress", "none");
 
-            Assert.True(ok.ExitCode == 0, ok.Error);
-            Assert.Equal(10, owners.Count);
-            Assert.All(owners, owner => Assert.StartsWith("owner-", owner, StringComparison.Ordinal));
-            Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, shortKey.ExitCode);
-            Assert.Contains("--signing-key-file", shortKey.Error, StringComparison.Ordinal);
-            Assert.Contains("at least 32 bytes", shortKey.Error, StringComparison.Ordinal);
-            Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, missing.ExitCode);
-            Assert.Contains("cannot read", missing.Error, StringComparison.Ordinal);
-            Assert.Equal(1, both.ExitCode);
-            Assert.Contains("not both", both.Error, StringComparison.Ordinal);
-        }
-        finally
-        {
-            directory.Delete(recursive: true);
-        }
+        Assert.True(ok.ExitCode == 0, ok.Error);
+        Assert.Equal(10, owners.Count);
+        Assert.All(owners, owner => Assert.StartsWith("owner-", owner, StringComparison.Ordinal));
+        Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, shortKey.ExitCode);
+        Assert.Contains("--signing-key-file", shortKey.Error, StringComparison.Ordinal);
+        Assert.Contains("at least 32 bytes", shortKey.Error, StringComparison.Ordinal);
+        Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, missing.ExitCode);
+        Assert.Contains("cannot read", missing.Error, StringComparison.Ordinal);
+        Assert.Equal(1, both.ExitCode);
+        Assert.Contains("not both", both.Error, StringComparison.Ordinal);
     }
 
     [Fact]
     public async Task The_token_command_prints_an_owners_or_an_operators_token_from_the_key_file()
     {
-        var directory = Directory.CreateTempSubdirectory("load-driver-token");
-        try
-        {
-            var good = Path.Combine(directory.FullName, "key");
-            var bad = Path.Combine(directory.FullName, "short");
-            await File.WriteAllTextAsync(good, Issuer.SigningKey + "\n");
-            await File.WriteAllTextAsync(bad, Convert.ToBase64String(new byte[16]));
+        using var keys = KeyFiles.Create();
+        var (good, bad) = (keys.Good, keys.Short);
+        var customer = await RunAsync("token", "--signing-key-file", good, "--owner", "owner-0042", "--lifetime", "10m");
+        var application = await RunAsync("token", "--signing-key-file", good, "--operator");
+        var neither = await RunAsync("token", "--signing-key-file", good);
+        var shortKey = await RunAsync("token", "--signing-key-file", bad, "--owner", "owner-0042");
 
-            var customer = await RunAsync("token", "--signing-key-file", good, "--owner", "owner-0042", "--lifetime", "10m");
-            var application = await RunAsync("token", "--signing-key-file", good, "--operator");
-            var neither = await RunAsync("token", "--signing-key-file", good);
-            var shortKey = await RunAsync("token", "--signing-key-file", bad, "--owner", "owner-0042");
+        Assert.True(customer.ExitCode == 0, customer.Error);
+        var token = customer.Output.Trim();
+        Assert.DoesNotContain('\n', token);
+        var claims = await ValidateTokenAsync(token);
+        Assert.Equal("owner-0042", claims[ApiAccess.OwnerClaim]);
+        Assert.Equal(string.Join(' ', ApiAccess.Scopes.All), claims[ApiAccess.ScopeClaim]);
+        var jwt = new JsonWebToken(token);
+        Assert.Equal(TimeSpan.FromMinutes(10), jwt.ValidTo - jwt.ValidFrom);
 
-            Assert.True(customer.ExitCode == 0, customer.Error);
-            var token = customer.Output.Trim();
-            Assert.DoesNotContain('\n', token);
-            var claims = await ValidateTokenAsync(token);
-            Assert.Equal("owner-0042", claims[ApiAccess.OwnerClaim]);
-            Assert.Equal(string.Join(' ', ApiAccess.Scopes.All), claims[ApiAccess.ScopeClaim]);
-            var jwt = new JsonWebToken(token);
-            Assert.Equal(TimeSpan.FromMinutes(10), jwt.ValidTo - jwt.ValidFrom);
+        Assert.True(application.ExitCode == 0, application.Error);
+        var operatorClaims = await ValidateTokenAsync(application.Output.Trim());
+        Assert.False(operatorClaims.ContainsKey(ApiAccess.OwnerClaim));
+        Assert.Equal(ApiAccess.Roles.All, new JsonWebToken(application.Output.Trim()).Claims.Where(c => c.Type == ApiAccess.RolesClaim).Select(c => c.Value));
 
-            Assert.True(application.ExitCode == 0, application.Error);
-            var roles = await ValidateTokenAsync(application.Output.Trim());
-            Assert.False(roles.ContainsKey(ApiAccess.OwnerClaim));
-            Assert.Equal(ApiAccess.Roles.All, new JsonWebToken(application.Output.Trim()).Claims.Where(c => c.Type == ApiAccess.RolesClaim).Select(c => c.Value));
-
-            Assert.Equal(1, neither.ExitCode);
-            Assert.Contains("--owner", neither.Error, StringComparison.Ordinal);
-            Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, shortKey.ExitCode);
-            Assert.Contains("at least 32 bytes", shortKey.Error, StringComparison.Ordinal);
-            Assert.Empty(shortKey.Output);
-        }
-        finally
-        {
-            directory.Delete(recursive: true);
-        }
+        Assert.Equal(1, neither.ExitCode);
+        Assert.Contains("--owner", neither.Error, StringComparison.Ordinal);
+        Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, shortKey.ExitCode);
+        Assert.Contains("at least 32 bytes", shortKey.Error, StringComparison.Ordinal);
+        Assert.Empty(shortKey.Output);
     }
 
     /// <summary>Validates the request's bearer token as the edge does; returns its owner and scope claims.</summary>
@@ -216,6 +195,28 @@ public sealed class AccessTokensTests
         });
         Assert.True(result.IsValid, result.Exception?.Message);
         return result.Claims;
+    }
+
+    /// <summary>A temporary directory with the issuer's key file and one too short (16 bytes), deleted on dispose.</summary>
+    private sealed class KeyFiles : IDisposable
+    {
+        private KeyFiles(DirectoryInfo directory) => Directory = directory;
+
+        public DirectoryInfo Directory { get; }
+
+        public string Good => Path.Combine(Directory.FullName, "key");
+
+        public string Short => Path.Combine(Directory.FullName, "short");
+
+        public static KeyFiles Create()
+        {
+            var files = new KeyFiles(System.IO.Directory.CreateTempSubdirectory("load-driver-key"));
+            File.WriteAllText(files.Good, Issuer.SigningKey + "\n");
+            File.WriteAllText(files.Short, Convert.ToBase64String(new byte[16]));
+            return files;
+        }
+
+        public void Dispose() => Directory.Delete(recursive: true);
     }
 
     private static async Task<(int ExitCode, string Output, string Error)> RunAsync(params string[] args)
