@@ -125,6 +125,31 @@ public sealed class LabEnvironmentTests
         }
     }
 
+    /// <summary>The lab renders every auth mode's settings as the chart does, not only the development issuer's.</summary>
+    [Theory]
+    [InlineData("auth.mode=entraId,auth.entraId.clientId=00000000-0000-0000-0000-0000000000c1,azure.tenantId=contoso.onmicrosoft.com")]
+    [InlineData("auth.mode=entraId,auth.entraId.clientId=00000000-0000-0000-0000-0000000000c1,auth.entraId.tenantId=fabrikam.onmicrosoft.com,auth.audience=api://dronedelivery")]
+    [InlineData("auth.mode=openIdConnect,auth.authority=https://issuer.example/realms/dd,auth.issuer=https://issuer.example/,auth.ownerClaim=customer_id,auth.clockSkew=00:00:30")]
+    [InlineData("auth.developmentIssuer.issuer=kind-issuer,auth.audience=kind-api")]
+    public void Each_auth_mode_s_settings_are_what_helm_renders(string values)
+    {
+        var render = Chart.Template(Chart.Step("A1").With("auth", "--set", values));
+        var step = Catalog.WhatIf("A1", new WhatIf([new(ValuesSourceKind.Set, values)]));
+
+        foreach (var service in ServiceKind.All)
+        {
+            var rendered = Render.Environment(render.Get("Deployment", service.Name).Containers.Single())
+                .Where(e => e.Key.StartsWith("Authentication__", StringComparison.Ordinal))
+                .OrderBy(e => e.Key, StringComparer.Ordinal);
+            var lab = ServiceEnvironment.Render(step.Values, service, ClusterWiring)
+                .Where(e => e.Key.StartsWith("Authentication__", StringComparison.Ordinal))
+                .OrderBy(e => e.Key, StringComparer.Ordinal);
+
+            Assert.Equal(rendered, lab);
+            Assert.Equal(service.Public, lab.Any());
+        }
+    }
+
     private static void AssertSameEnvironment(Render render, Step step, ServiceKind service)
     {
         var rendered = Render.Environment(render.Get("Deployment", service.Name).Containers.Single())
