@@ -74,9 +74,13 @@ public sealed record DeliveryRecord(
 /// <summary>One entry of a delivery's history.</summary>
 public sealed record TrackingEvent(DeliveryStage Stage, DateTimeOffset Timestamp);
 
-/// <summary><c>GET /api/deliveries/{id}/status</c>.</summary>
+/// <summary>
+/// <c>GET /api/deliveries/{id}/status</c>. The owner lets the public edge answer only the delivery's own
+/// owner (the gateway serves this route to clients; Delivery itself is internal).
+/// </summary>
 public sealed record DeliveryStatus(
     string DeliveryId,
+    string OwnerId,
     DeliveryStage Stage,
     DateTimeOffset PickupTime,
     DateTimeOffset Deadline,

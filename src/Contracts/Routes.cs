@@ -23,8 +23,11 @@ public static class Routes
 
         public static string ItemPath(string id) => $"api/deliveries/{Uri.EscapeDataString(id)}";
 
-        /// <summary>The status path Ingestion's <c>Location</c> header points at (absolute path).</summary>
+        /// <summary>The status path Ingestion's <c>Location</c> header points at (absolute path): the gateway's public route.</summary>
         public static string StatusPath(string id) => $"/api/deliveries/{Uri.EscapeDataString(id)}/status";
+
+        /// <summary>Delivery's status of a delivery, relative to Delivery's base address (the edge's backend call).</summary>
+        public static string StatusItemPath(string id) => $"api/deliveries/{Uri.EscapeDataString(id)}/status";
 
         public static string SummaryPath(string ownerId, int year, int month) => WithPeriod("api/deliveries/summary", ownerId, year, month);
     }

@@ -1,12 +1,14 @@
 using DroneDelivery.Contracts.Backends;
+using DroneDelivery.EdgeSecurity;
 
 namespace DroneDelivery.Gateway;
 
 public static class GatewayServices
 {
-    /// <summary>The three backends' clients (section <c>Backends</c>) and the invoice aggregator.</summary>
+    /// <summary>The public edge's security, the three backends' clients (section <c>Backends</c>) and the invoice aggregator.</summary>
     public static WebApplicationBuilder AddGatewayServices(this WebApplicationBuilder builder)
     {
+        builder.AddEdgeSecurity();
         builder.AddBackendClients();
         builder.Services.AddSingleton<InvoiceAggregator>();
         return builder;

@@ -1,4 +1,5 @@
 using DroneDelivery.Gateway;
+using DroneDelivery.EdgeSecurity;
 using DroneDelivery.Gateway.Apis;
 using DroneDelivery.ServiceDefaults;
 using DroneDelivery.ServiceDefaults.Hosting;
@@ -8,6 +9,8 @@ builder.AddServiceDefaults("gateway");
 builder.AddGatewayServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
+app.UseEdgeSecurity();
 app.MapInvoiceApi();
+app.MapDeliveryStatusApi();
 app.MapApiDocument();
 return ServiceHost.Run(app);

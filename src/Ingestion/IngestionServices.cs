@@ -1,4 +1,6 @@
+using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Messaging;
+using DroneDelivery.EdgeSecurity;
 using DroneDelivery.ServiceDefaults.Health;
 using DroneDelivery.ServiceDefaults.Settings;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -10,10 +12,14 @@ public static class IngestionServices
 {
     /// <summary>
     /// Settings (<c>ServiceBus</c>, <c>Batching</c>, <c>Ingestion</c>), the clock (the system's unless one is
-    /// registered already), the Service Bus client, the batching sender and its readiness check.
+    /// registered already), the Service Bus client, the batching sender and its readiness check; the public
+    /// edge's security and Delivery's client (section <c>Backends</c>), which says who owns a delivery that
+    /// is cancelled or rescheduled.
     /// </summary>
     public static WebApplicationBuilder AddIngestionServices(this WebApplicationBuilder builder)
     {
+        builder.AddEdgeSecurity();
+        builder.AddBackendClients();
         builder.AddServiceBus();
         builder.AddSettings<BatchingSettings>("Batching");
         builder.AddSettings<IngestionSettings>("Ingestion");

@@ -1,3 +1,4 @@
+using DroneDelivery.EdgeSecurity;
 using DroneDelivery.Ingestion;
 using DroneDelivery.Ingestion.Apis;
 using DroneDelivery.ServiceDefaults;
@@ -8,6 +9,7 @@ builder.AddServiceDefaults("ingestion");
 builder.AddIngestionServices();
 var app = builder.Build();
 app.MapDefaultEndpoints();
+app.UseEdgeSecurity();
 app.MapDeliveryRequestApi();
 app.MapApiDocument();
 return ServiceHost.Run(app);

@@ -4,6 +4,7 @@ using DroneDelivery.ServiceDefaults.Hosting;
 using DroneDelivery.ServiceDefaults.Http;
 using DroneDelivery.ServiceDefaults.Settings;
 using DroneDelivery.ServiceDefaults.Telemetry;
+using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -36,8 +37,27 @@ public static class ServiceDefaultsExtensions
         builder.AddSettings<HostingSettings>("Hosting");
         builder.Services
             .AddOptions<KestrelServerOptions>()
-            .Configure<IOptions<HostingSettings>>((kestrel, hosting) => kestrel.Limits.MaxRequestBodySize = hosting.Value.MaxRequestBodySize);
-        builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter()));
+            .Configure<IOptions<HostingSettings>>((kestrel, hosting) =>
+            {
+                // Kestrel is built with the application, before the start-up validation runs: a bad value
+                // must not crash the build but stop the start, named (exit code 2), so it is left to that.
+                HostingSettings limits;
+                try
+                {
+                    limits = hosting.Value;
+                }
+                catch (OptionsValidationException)
+                {
+                    return;
+                }
+
+                kestrel.Limits.MaxRequestBodySize = limits.MaxRequestBodySize;
+                kestrel.Limits.MaxRequestHeadersTotalSize = limits.MaxRequestHeadersTotalSize;
+                kestrel.Limits.MaxRequestHeaderCount = limits.MaxRequestHeaderCount;
+            });
+        // Enums by name only, as the contracts write them: a number would bind to a value no enum member
+        // has (a "size" of -2) and fail later, when the request is written on, as a 500 instead of a 400.
+        builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter(allowIntegerValues: false)));
         builder.Services.AddApiDocument(serviceName);
         return builder;
     }
@@ -64,7 +84,7 @@ public static class ServiceDefaultsExtensions
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.MapHealthEndpoints();
-        app.MapPrometheusScrapingEndpoint("/metrics").ExcludeFromDescription();
+        app.MapPrometheusScrapingEndpoint("/metrics").ExcludeFromDescription().AllowAnonymous(); // scraped without a token; NetworkPolicy limits who reaches it
         return app;
     }
 }

@@ -19,12 +19,16 @@ public sealed class LabEnvironmentTests
 {
     private static readonly StepCatalog Catalog = StepCatalog.Load(Chart.Directory);
 
-    /// <summary>Connections as the chart renders them with emulators.enabled: Services by name, the emulator Secret.</summary>
+    /// <summary>
+    /// Connections as the chart renders them with emulators.enabled: Services by name, the emulator Secret,
+    /// and the development issuer's Secret (its key, and the previous key while one is being rotated out).
+    /// </summary>
     private static readonly ServiceWiring ClusterWiring = new(
         backend => $"http://{backend.Name}/",
         $"secret:{Chart.ReleaseName}-emulator-connections/cosmos-connection-string",
         $"secret:{Chart.ReleaseName}-emulator-connections/servicebus-connection-string",
-        "redis:6379");
+        "redis:6379",
+        [$"secret:{Chart.ReleaseName}-development-issuer/signing-key", $"secret?:{Chart.ReleaseName}-development-issuer/previous-signing-key"]);
 
     private static readonly string[] PodVariables = ["ASPNETCORE_HTTP_PORTS", "POD_NAME"];
 
@@ -118,6 +122,31 @@ public sealed class LabEnvironmentTests
         finally
         {
             File.Delete(file);
+        }
+    }
+
+    /// <summary>The lab renders every auth mode's settings as the chart does, not only the development issuer's.</summary>
+    [Theory]
+    [InlineData("auth.mode=entraId,auth.entraId.clientId=00000000-0000-0000-0000-0000000000c1,azure.tenantId=contoso.onmicrosoft.com")]
+    [InlineData("auth.mode=entraId,auth.entraId.clientId=00000000-0000-0000-0000-0000000000c1,auth.entraId.tenantId=fabrikam.onmicrosoft.com,auth.audience=api://dronedelivery")]
+    [InlineData("auth.mode=openIdConnect,auth.authority=https://issuer.example/realms/dd,auth.issuer=https://issuer.example/,auth.ownerClaim=customer_id,auth.clockSkew=00:00:30")]
+    [InlineData("auth.developmentIssuer.issuer=kind-issuer,auth.audience=kind-api")]
+    public void Each_auth_mode_s_settings_are_what_helm_renders(string values)
+    {
+        var render = Chart.Template(Chart.Step("A1").With("auth", "--set", values));
+        var step = Catalog.WhatIf("A1", new WhatIf([new(ValuesSourceKind.Set, values)]));
+
+        foreach (var service in ServiceKind.All)
+        {
+            var rendered = Render.Environment(render.Get("Deployment", service.Name).Containers.Single())
+                .Where(e => e.Key.StartsWith("Authentication__", StringComparison.Ordinal))
+                .OrderBy(e => e.Key, StringComparer.Ordinal);
+            var lab = ServiceEnvironment.Render(step.Values, service, ClusterWiring)
+                .Where(e => e.Key.StartsWith("Authentication__", StringComparison.Ordinal))
+                .OrderBy(e => e.Key, StringComparer.Ordinal);
+
+            Assert.Equal(rendered, lab);
+            Assert.Equal(service.Public, lab.Any());
         }
     }
 

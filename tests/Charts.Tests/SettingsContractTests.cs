@@ -26,9 +26,10 @@ public sealed class SettingsContractTests
     /// <summary>Variables that are not settings sections: the host's, the exporters', the pod's.</summary>
     private static readonly string[] StandardVariables = ["ASPNETCORE_HTTP_PORTS", "POD_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "APPLICATIONINSIGHTS_CONNECTION_STRING"];
 
-    /// <summary>What the chart wires from its topology rather than from settings values.</summary>
+    /// <summary>What the chart wires from its topology (or, for Authentication, from the auth values) rather than from settings values.</summary>
     private static bool IsWired(string key) =>
         key.EndsWith(":ConnectionString", StringComparison.Ordinal)
+        || key.StartsWith("Authentication:", StringComparison.Ordinal)
         || key is "Cosmos:AccountEndpoint" or "Cosmos:DatabaseId" or "ServiceBus:FullyQualifiedNamespace"
         || key is "Processor:MaxDeliveryCount" // the queue's own value (serviceBus.queues)
         || (key.StartsWith("Backends:", StringComparison.Ordinal) && key.EndsWith(":BaseAddress", StringComparison.Ordinal));
@@ -146,6 +147,13 @@ public sealed class SettingsContractTests
                 }
 
                 Assert.True(documented.TryGetValue(path, out var text), $"values.yaml does not document {service}'s knob {path} (default {codeDefault ?? "null"})");
+                if (codeDefault is IEnumerable<string> list)
+                {
+                    // Lists are documented as YAML lists (one environment variable per item).
+                    Assert.Equal("[" + string.Join(", ", list) + "]", text);
+                    continue;
+                }
+
                 var documentedValue = text is null ? null : Convert(text, property.PropertyType);
                 Assert.True(Equals(documentedValue, codeDefault),
                     $"values.yaml documents {service}'s {path} as '{text ?? "null"}' but the code's default is '{codeDefault ?? "null"}'");
@@ -186,18 +194,18 @@ public sealed class SettingsContractTests
     {
         var environment = Render.Environment(render.Get("Deployment", service.Name).Containers.Single());
         return environment
-            .Where(e => !StandardVariables.Contains(e.Key))
+            .Where(e => !StandardVariables.Contains(e.Key) && !Rehearsal.OptionalSecretAbsent(render, e.Value))
             .ToDictionary(e => e.Key.Replace("__", ":", StringComparison.Ordinal), e => (string?)Resolve(render, e.Value));
     }
 
     private static string Resolve(Render render, string value)
     {
-        if (!value.StartsWith("secret:", StringComparison.Ordinal))
+        if (!value.StartsWith("secret:", StringComparison.Ordinal) && !value.StartsWith("secret?:", StringComparison.Ordinal))
         {
             return value;
         }
 
-        var (secret, key) = (value["secret:".Length..].Split('/')[0], value.Split('/')[^1]);
+        var (secret, key) = (value[(value.IndexOf(':', StringComparison.Ordinal) + 1)..].Split('/')[0], value.Split('/')[^1]);
         var rendered = render.OfKind("Secret").SingleOrDefault(s => s.Name == secret);
         return rendered?.Body.Text("stringData", key)
             ?? (ExternalSecretExamples.TryGetValue(key, out var example) ? example : throw new InvalidOperationException($"Unknown secret key {key}"));
@@ -240,6 +248,12 @@ public sealed class SettingsContractTests
                 // A dictionary section: any key, then the value type's properties.
                 type = valueType;
                 property = null;
+                continue;
+            }
+
+            if (type.IsGenericType && type.GetGenericTypeDefinition() == typeof(List<>) && int.TryParse(part, NumberStyles.None, CultureInfo.InvariantCulture, out _))
+            {
+                // A list item (Section__Key__0): the list itself is the setting.
                 continue;
             }
 

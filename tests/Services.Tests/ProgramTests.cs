@@ -11,6 +11,8 @@ public sealed class ProgramTests(SystemFixture system)
 {
     [Theory]
     [InlineData("DroneDelivery.Gateway", "Backends__Delivery__Timeout", "forever", "Backends:Delivery:Timeout")]
+    [InlineData("DroneDelivery.Gateway", "Authentication__Audience", "", "Setting 'Authentication:Audience' = '' is invalid")]
+    [InlineData("DroneDelivery.Ingestion", "Hosting__MaxRequestHeadersTotalSize", "100", "Setting 'Hosting:MaxRequestHeadersTotalSize' = '100' is invalid")]
     [InlineData("DroneDelivery.Ingestion", "Batching__MaxBatchSize", "0", "Setting 'Batching:MaxBatchSize' = '0' is invalid")]
     [InlineData("DroneDelivery.Workflow", "Processor__PrefetchCount", "-5", "Setting 'Processor:PrefetchCount' = '-5' is invalid")]
     [InlineData("DroneDelivery.Delivery", "Redis__DeliveryTtl", "-1.00:00:00", "Setting 'Redis:DeliveryTtl'")]
@@ -62,14 +64,23 @@ public sealed class ProgramTests(SystemFixture system)
         Assert.Contains("Loaded 6 documents", output);
     }
 
-    /// <summary>Settings with which every service starts against the system's dependencies.</summary>
-    private Dictionary<string, string?> ValidEnvironment() => new()
+    /// <summary>Settings with which every service starts against the system's dependencies (the public ones with a development issuer).</summary>
+    private Dictionary<string, string?> ValidEnvironment()
     {
-        ["Redis__ConnectionString"] = system.Redis.ConnectionString,
-        ["Cosmos__ConnectionString"] = system.Cosmos.ConnectionString,
-        ["ServiceBus__ConnectionString"] = system.ServiceBus.ConnectionString,
-        ["ServiceBus__QueueName"] = "no-such-queue",
-    };
+        var environment = new Dictionary<string, string?>
+        {
+            ["Redis__ConnectionString"] = system.Redis.ConnectionString,
+            ["Cosmos__ConnectionString"] = system.Cosmos.ConnectionString,
+            ["ServiceBus__ConnectionString"] = system.ServiceBus.ConnectionString,
+            ["ServiceBus__QueueName"] = "no-such-queue",
+        };
+        foreach (var (key, value) in TestAccess.Issuer(TimeProvider.System).ServiceEnvironment())
+        {
+            environment[key] = value;
+        }
+
+        return environment;
+    }
 
     private static async Task<(int ExitCode, string Output)> RunToExitAsync(string project, Dictionary<string, string?> environment, params string[] args)
     {

@@ -4,13 +4,13 @@ template below loops over it, so what the services have in common is written onc
   name   Kubernetes and telemetry name (service.name)
   calls  backends it calls over HTTP (values keys)
   uses   cosmosDb | serviceBus | redis
-  public whether clients outside the release call it
+  public whether clients outside the release call it (it then validates their bearer tokens)
 */}}
 {{- define "dd.topology" -}}
 gateway: { name: gateway, calls: [delivery, package, droneScheduler], uses: [], public: true }
-ingestion: { name: ingestion, calls: [], uses: [serviceBus], public: true }
+ingestion: { name: ingestion, calls: [delivery], uses: [serviceBus], public: true }
 workflow: { name: workflow, calls: [delivery, package, droneScheduler], uses: [serviceBus], public: false }
-delivery: { name: delivery, calls: [], uses: [redis], public: true }
+delivery: { name: delivery, calls: [], uses: [redis], public: false }
 package: { name: package, calls: [], uses: [cosmosDb], public: false }
 droneScheduler: { name: dronescheduler, calls: [], uses: [cosmosDb], public: false }
 {{- end -}}
@@ -83,6 +83,12 @@ Argument: dict "prefix" "" "tree" <map>.
 {{- if $prefix }}{{ $name = printf "%s__%s" $prefix $key }}{{ end -}}
 {{- if kindIs "map" $value }}
 {{- include "dd.settingsEnv" (dict "prefix" $name "tree" $value) }}
+{{- else if kindIs "slice" $value }}
+{{- /* A list: one variable per item, Section__Key__0, Section__Key__1, ... (ASP.NET Core's list binding). */}}
+{{- range $index, $item := $value }}
+- name: {{ printf "%s__%d" $name $index }}
+  value: {{ include "dd.scalar" $item | quote }}
+{{- end }}
 {{- else if not (kindIs "invalid" $value) }}
 - name: {{ $name }}
   value: {{ include "dd.scalar" $value | quote }}
@@ -213,6 +219,9 @@ Argument: dict "root" $ "key" <values key>.
 {{- fail (printf "%s needs Redis: set redis.enabled=true, or provide redis-connection-string through secrets.existingSecret or azure.keyVault" $service.name) }}
 {{- end }}
 {{- end }}
+{{- if $service.public }}
+{{ include "dd.authenticationEnv" $root }}
+{{- end }}
 {{- if $root.Values.telemetry.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ $root.Values.telemetry.otlpEndpoint | quote }}
@@ -225,17 +234,82 @@ Argument: dict "root" $ "key" <values key>.
 {{- end }}
 {{- end -}}
 
+{{/* The Secret holding the development issuer's signing key. */}}
+{{- define "dd.developmentIssuerSecretName" -}}
+{{- .Values.auth.developmentIssuer.existingSecret | default (printf "%s-development-issuer" .Release.Name) -}}
+{{- end -}}
+
+{{/* An Entra ID authority: auth.authority, or the tenant's v2.0 endpoint. */}}
+{{- define "dd.entraAuthority" -}}
+{{- $tenant := .Values.auth.entraId.tenantId | default .Values.azure.tenantId -}}
+{{- if .Values.auth.authority -}}
+{{ .Values.auth.authority }}
+{{- else if $tenant -}}
+{{ printf "https://login.microsoftonline.com/%s/v2.0" $tenant }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+How a public service validates bearer tokens (section Authentication), from the auth values.
+Fails the render naming the values to set when a mode lacks what it needs.
+*/}}
+{{- define "dd.authenticationEnv" -}}
+{{- $auth := .Values.auth -}}
+- name: Authentication__Mode
+  value: {{ get (dict "developmentIssuer" "DevelopmentIssuer" "entraId" "EntraId" "openIdConnect" "OpenIdConnect") $auth.mode | quote }}
+- name: Authentication__Audience
+  value: {{ $auth.audience | quote }}
+- name: Authentication__OwnerClaim
+  value: {{ $auth.ownerClaim | quote }}
+- name: Authentication__ClockSkew
+  value: {{ $auth.clockSkew | quote }}
+{{- if eq $auth.mode "developmentIssuer" }}
+- name: Authentication__Issuer
+  value: {{ $auth.developmentIssuer.issuer | quote }}
+{{ include "dd.secretEnv" (dict "name" "Authentication__SigningKeys__0" "secret" (include "dd.developmentIssuerSecretName" .) "key" "signing-key") }}
+{{- /* A key being rotated out: still accepted while it is in the Secret. */}}
+- name: Authentication__SigningKeys__1
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "dd.developmentIssuerSecretName" . }}
+      key: previous-signing-key
+      optional: true
+{{- else if eq $auth.mode "openIdConnect" }}
+{{- if not $auth.authority }}
+{{- fail "auth.mode openIdConnect needs auth.authority (the issuer's https URL)" }}
+{{- end }}
+- name: Authentication__Authority
+  value: {{ $auth.authority | quote }}
+{{- with $auth.issuer }}
+- name: Authentication__Issuer
+  value: {{ . | quote }}
+{{- end }}
+{{- else if eq $auth.mode "entraId" }}
+{{- $authority := include "dd.entraAuthority" . }}
+{{- if not $authority }}
+{{- fail "auth.mode entraId needs auth.entraId.tenantId (or azure.tenantId, or auth.authority)" }}
+{{- end }}
+{{- if not $auth.entraId.clientId }}
+{{- fail "auth.mode entraId needs auth.entraId.clientId (the API's application (client) id)" }}
+{{- end }}
+- name: Authentication__Authority
+  value: {{ $authority | quote }}
+- name: Authentication__ClientId
+  value: {{ $auth.entraId.clientId | quote }}
+{{- end }}
+{{- end -}}
+
 {{/* The configuration section name of a backend (values key → Backends:<Section>). */}}
 {{- define "dd.backendSection" -}}
 {{- get (dict "delivery" "Delivery" "package" "Package" "droneScheduler" "DroneScheduler") . -}}
 {{- end -}}
 
-{{/* Whether a service talks to anything outside the cluster (Azure, Entra ID, a collector). */}}
+{{/* Whether a service talks to anything outside the cluster (Azure, Entra ID's keys for the public services, a collector). */}}
 {{- define "dd.needsExternalEgress" -}}
 {{- $root := .root -}}
 {{- $service := index (fromYaml (include "dd.topology" $root)) .key -}}
 {{- $v := $root.Values -}}
-{{- if or $v.telemetry.otlpEndpoint $v.telemetry.applicationInsights.enabled $v.azure.workloadIdentity.enabled $v.azure.keyVault.enabled (and (has "redis" $service.uses) (not $v.redis.enabled)) (and (or (has "cosmosDb" $service.uses) (has "serviceBus" $service.uses)) (not $v.emulators.enabled)) -}}
+{{- if or $v.telemetry.otlpEndpoint $v.telemetry.applicationInsights.enabled $v.azure.workloadIdentity.enabled $v.azure.keyVault.enabled (and (has "redis" $service.uses) (not $v.redis.enabled)) (and (or (has "cosmosDb" $service.uses) (has "serviceBus" $service.uses)) (not $v.emulators.enabled)) (and $service.public (ne $v.auth.mode "developmentIssuer")) -}}
 true
 {{- end -}}
 {{- end -}}

@@ -11,7 +11,8 @@ internal sealed record CliConsole(TextWriter Out, TextWriter Error, bool IsTermi
 
 /// <summary>
 /// The command line: <c>invoice</c> and <c>delivery-requests</c>, each with a load shape (<c>--step</c> or
-/// <c>--rate</c>), bounds, and scenario settings. Defaults are bounded and aimed at loopback.
+/// <c>--rate</c>), bounds, and scenario settings; <c>token</c> mints one development-issuer token (for curl).
+/// Defaults are bounded and aimed at loopback.
 /// </summary>
 internal static class LoadDriverCommand
 {
@@ -35,7 +36,75 @@ internal static class LoadDriverCommand
         var root = new RootCommand("Drone Delivery load driver: closed-model step load or open-model arrival rate, HDR latency percentiles, JSON/CSV results.");
         root.Subcommands.Add(BuildInvoice(console));
         root.Subcommands.Add(BuildDeliveryRequests(console));
+        root.Subcommands.Add(BuildToken(console));
         return root;
+    }
+
+    /// <summary>One token from the development issuer's key, printed alone on standard output (<c>TOKEN=$(... token ...)</c>).</summary>
+    private static Command BuildToken(CliConsole console)
+    {
+        var keyFile = new Option<FileInfo>("--signing-key-file")
+        {
+            Description = "A file holding the development issuer's base64 signing key (kind: the release's <release>-development-issuer Secret).",
+            Required = true,
+        };
+        var issuer = new Option<string>("--issuer") { Description = "The token's iss.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultIssuer };
+        var audience = new Option<string>("--audience") { Description = "The token's aud.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultAudience };
+        var owner = new Option<string?>("--owner") { Description = "A customer's token: subject and owner claim this owner id, every delegated scope." };
+        var asOperator = new Option<bool>("--operator") { Description = "An application's token with every app role: reads and writes for all owners." };
+        var lifetime = DurationOption("--lifetime", "How long the token is valid.", DroneDelivery.Access.DevelopmentIssuer.DefaultLifetime);
+        var command = new Command("token", "Print a bearer token minted by the development issuer, as `dotnet user-jwts create` does, for curl or another client.");
+        foreach (var option in new Option[] { keyFile, issuer, audience, owner, asOperator, lifetime })
+        {
+            command.Options.Add(option);
+        }
+
+        command.Validators.Add(result =>
+        {
+            if ((result.GetResult(owner) is null) == (result.GetResult(asOperator) is null))
+            {
+                result.AddError("Give either --owner ID (a customer's token) or --operator (every owner), one of them.");
+            }
+        });
+        command.SetAction(parse =>
+        {
+            try
+            {
+                var development = ReadIssuer(parse.GetRequiredValue(keyFile), parse.GetRequiredValue(issuer), parse.GetRequiredValue(audience));
+                var caller = parse.GetValue(owner) is { } id ? DroneDelivery.Access.DevelopmentCaller.ForOwner(id) : DroneDelivery.Access.DevelopmentCaller.Operator();
+                console.Out.WriteLine(development.Issue(caller, parse.GetValue(lifetime)));
+                return 0;
+            }
+            catch (ArgumentException e)
+            {
+                console.Error.WriteLine(e.Message);
+                return InvalidPlanExitCode;
+            }
+        });
+        return command;
+    }
+
+    /// <summary>The development issuer whose base64 key <paramref name="file"/> holds; an unreadable file or a bad key is an <see cref="ArgumentException"/> naming the option.</summary>
+    private static DroneDelivery.Access.DevelopmentIssuer ReadIssuer(FileInfo file, string issuer, string audience)
+    {
+        string key;
+        try
+        {
+            key = File.ReadAllText(file.FullName);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new ArgumentException($"--signing-key-file: cannot read '{file.FullName}': {e.Message}");
+        }
+
+        try
+        {
+            return DroneDelivery.Access.DevelopmentIssuer.FromKey(key, issuer, audience);
+        }
+        catch (ArgumentException e)
+        {
+            throw new ArgumentException($"--signing-key-file '{file.FullName}': {e.Message}");
+        }
     }
 
     private static Command BuildInvoice(CliConsole console)
@@ -67,6 +136,7 @@ internal static class LoadDriverCommand
                 FirstMonth = first,
                 LastMonth = last,
                 Seed = parse.GetValue(common.Seed),
+                Tokens = common.Tokens(parse),
             }));
         });
         return command;
@@ -114,6 +184,7 @@ internal static class LoadDriverCommand
                 Owners = common.Owners(parse),
                 Seed = parse.GetValue(common.Seed),
                 Completion = completion,
+                Tokens = common.Tokens(parse),
             };
             return new DeliveryRequestsScenario(parse.GetValue(runId) is { } id ? options with { RunId = id } : options);
         }));
@@ -264,13 +335,27 @@ internal static class LoadDriverCommand
 
         public Option<string?> Output { get; } = new("--out") { Description = "Directory for result.json and the CSV files; default artifacts/load-driver/<scenario>-<time>." };
 
+        public Option<FileInfo?> SigningKeyFile { get; } = new("--signing-key-file")
+        {
+            Description = "Development issuer: a file holding its base64 signing key (kind: the release's <release>-development-issuer Secret); each seeded owner's requests carry a token minted for that owner.",
+        };
+
+        public Option<string> Issuer { get; } = new("--issuer") { Description = "Development issuer: the tokens' iss.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultIssuer };
+
+        public Option<string> Audience { get; } = new("--audience") { Description = "Development issuer: the tokens' aud.", DefaultValueFactory = _ => DroneDelivery.Access.DevelopmentIssuer.DefaultAudience };
+
+        public Option<string?> Token { get; } = new("--token")
+        {
+            Description = "One bearer token for every request, e.g. an Entra ID application token with the roles that act for every owner. Default: no token unless --signing-key-file.",
+        };
+
         public Option<ProgressMode> Progress { get; } = new("--progress") { Description = "auto (live in a terminal, lines otherwise), live, plain or none.", DefaultValueFactory = _ => ProgressMode.Auto };
 
         public Option<TimeSpan> ProgressEvery { get; } = DurationOption("--progress-every", "Interval of plain progress lines.", TimeSpan.FromSeconds(5));
 
         public void AddTo(Command command)
         {
-            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, Output, Progress, ProgressEvery })
+            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, SigningKeyFile, Issuer, Audience, Token, Output, Progress, ProgressEvery })
             {
                 command.Options.Add(option);
             }
@@ -286,10 +371,28 @@ internal static class LoadDriverCommand
                 {
                     result.AddError("--think applies to the closed model (--step) only.");
                 }
+
+                if (result.GetResult(SigningKeyFile) is not null && result.GetResult(Token) is not null)
+                {
+                    result.AddError("Give either --signing-key-file (a token per owner) or --token (one token), not both.");
+                }
             });
         }
 
         public SeededOwners Owners(ParseResult parse) => new(parse.GetRequiredValue(OwnerFormat), parse.GetValue(OwnerCount));
+
+        /// <summary>The requests' tokens; an unreadable or invalid key file is an invalid plan (<see cref="ArgumentException"/>).</summary>
+        public AccessTokens Tokens(ParseResult parse)
+        {
+            if (parse.GetValue(Token) is { } token)
+            {
+                return AccessTokens.Fixed(token);
+            }
+
+            return parse.GetValue(SigningKeyFile) is { } file
+                ? AccessTokens.Minted(ReadIssuer(file, parse.GetRequiredValue(Issuer), parse.GetRequiredValue(Audience)))
+                : AccessTokens.None;
+        }
 
         public LoadTestPlan Plan(ParseResult parse, LoadScenario scenario)
         {

@@ -1,3 +1,4 @@
+using System.Net.Http.Headers;
 using System.Net;
 using System.Text.Json;
 using DroneDelivery.LoadDriver.Running;
@@ -36,7 +37,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
     }
 
     /// <summary>Starts following one delivery, unless the tracking limit is reached.</summary>
-    public void Track(Uri statusUri, long intendedTimestamp)
+    public void Track(Uri statusUri, long intendedTimestamp, AuthenticationHeaderValue? authorization = null)
     {
         if (_abort.IsCancellationRequested)
         {
@@ -52,7 +53,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
         }
 
         _recorder.CountTracked();
-        _ = FollowAsync(statusUri, intendedTimestamp);
+        _ = FollowAsync(statusUri, intendedTimestamp, authorization);
     }
 
     /// <summary>Completes when every followed delivery has completed, timed out or been abandoned.</summary>
@@ -81,7 +82,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
         _http.Dispose();
     }
 
-    private async Task FollowAsync(Uri statusUri, long intendedTimestamp)
+    private async Task FollowAsync(Uri statusUri, long intendedTimestamp, AuthenticationHeaderValue? authorization)
     {
         try
         {
@@ -97,7 +98,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
 
                 var pause = Clock.ToTimeSpan(remaining);
                 await Task.Delay(pause < _options.PollInterval ? pause : _options.PollInterval, _clock.Time, _abort).ConfigureAwait(false);
-                if (await PollAsync(statusUri, deadline).ConfigureAwait(false) is { } completedAt)
+                if (await PollAsync(statusUri, deadline, authorization).ConfigureAwait(false) is { } completedAt)
                 {
                     if (completedAt <= deadline)
                     {
@@ -122,8 +123,8 @@ internal sealed class CompletionTracker : IAsyncDisposable
         }
     }
 
-    /// <summary>One status request; the time its completed answer arrived, or null to keep polling.</summary>
-    private async Task<long?> PollAsync(Uri statusUri, long deadline)
+    /// <summary>One status request (with the requesting owner's token: a status is answered to its owner only); the time its completed answer arrived, or null to keep polling.</summary>
+    private async Task<long?> PollAsync(Uri statusUri, long deadline, AuthenticationHeaderValue? authorization)
     {
         await _pollSlots.WaitAsync(_abort).ConfigureAwait(false);
         try
@@ -133,6 +134,7 @@ internal sealed class CompletionTracker : IAsyncDisposable
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_abort, limit.Token);
             _recorder.CountPollRequest();
             using var request = new HttpRequestMessage(HttpMethod.Get, statusUri);
+            request.Headers.Authorization = authorization;
             using var response = await _http.SendAsync(request, timeout.Token).ConfigureAwait(false);
             var answeredAt = _clock.Now;
             if (response.StatusCode == HttpStatusCode.NotFound)

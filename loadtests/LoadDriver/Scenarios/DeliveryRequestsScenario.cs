@@ -25,6 +25,9 @@ public sealed partial record DeliveryRequestsScenarioOptions
     /// <summary>When set, each accepted request is polled to completion; null measures acceptance only.</summary>
     public CompletionTracking? Completion { get; init; }
 
+    /// <summary>The token each request (and its status polls) carries: that of the owner it requests for. Default none.</summary>
+    public AccessTokens Tokens { get; init; } = AccessTokens.None;
+
     public Uri EffectiveStatusBase => StatusBase ?? Ingestion;
 
     internal static bool IsValidRunId(string runId) => RunIdPattern().IsMatch(runId);
@@ -35,7 +38,7 @@ public sealed partial record DeliveryRequestsScenarioOptions
 
 /// <summary>
 /// Scenario B's request: <c>POST {ingestion}/api/deliveryrequests</c> with a delivery request for a seeded
-/// owner. A 202 is the response that counts as success, but it only means "queued": with
+/// owner, carrying that owner's token (<see cref="DeliveryRequestsScenarioOptions.Tokens"/>). A 202 is the response that counts as success, but it only means "queued": with
 /// <see cref="DeliveryRequestsScenarioOptions.Completion"/> set, the scenario also follows each accepted
 /// request's <c>Location</c> until the delivery exists, and reports completion latency — from the
 /// request's intended send time to the first completed status — and completions per second.
@@ -96,7 +99,7 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
         var weight = Math.Round(0.1 + (19.9 * SeededRandom.Unit(SeededRandom.Hash(seed, sequence, 4))), 1);
 
         writer.WriteStartObject();
-        writer.WriteString("ownerId", owners[SeededRandom.Below(SeededRandom.Hash(seed, sequence, 1), owners.Length)]);
+        writer.WriteString("ownerId", OwnerOf(owners, sequence));
         writer.WriteString("pickupLocation", Location(text, seed, sequence, 5));
         writer.WriteString("dropoffLocation", Location(text, seed, sequence, 7));
         writer.WriteString("pickupTime", pickupTime);
@@ -114,6 +117,9 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
         writer.Flush();
         return buffer.WrittenSpan;
     }
+
+    /// <summary>The owner request <paramref name="sequence"/> is for: the simulated user sending it.</summary>
+    private string OwnerOf(string[] owners, long sequence) => owners[SeededRandom.Below(SeededRandom.Hash(Options.Seed, sequence, 1), owners.Length)];
 
     private static ReadOnlySpan<char> Location(Span<char> text, int seed, long sequence, int purpose)
     {
@@ -159,13 +165,15 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
             {
                 using var content = new ByteArrayContent(body, 0, length);
                 content.Headers.TryAddWithoutValidation("Content-Type", "application/json");
+                var authorization = _scenario.Options.Tokens.For(_scenario.OwnerOf(_owners, sequence));
                 using var request = new HttpRequestMessage(HttpMethod.Post, _postUri) { Content = content };
+                request.Headers.Authorization = authorization;
                 using var response = await http.SendAsync(request, cancellationToken).ConfigureAwait(false);
                 await ResponseBody.DrainAsync(response, cancellationToken).ConfigureAwait(false);
                 var status = (int)response.StatusCode;
                 if (status == 202 && _tracker is not null)
                 {
-                    Follow(response.Headers.Location, intendedTimestamp);
+                    Follow(response.Headers.Location, intendedTimestamp, authorization);
                 }
 
                 return status;
@@ -181,7 +189,7 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
 
         public override ValueTask DisposeAsync() => _tracker?.DisposeAsync() ?? ValueTask.CompletedTask;
 
-        private void Follow(Uri? location, long intendedTimestamp)
+        private void Follow(Uri? location, long intendedTimestamp, System.Net.Http.Headers.AuthenticationHeaderValue? authorization)
         {
             if (location is null)
             {
@@ -199,7 +207,7 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
                 return;
             }
 
-            _tracker!.Track(statusUri, intendedTimestamp);
+            _tracker!.Track(statusUri, intendedTimestamp, authorization);
         }
 
         private static Uri WithTrailingSlash(Uri uri) =>

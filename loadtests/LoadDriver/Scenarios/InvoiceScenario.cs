@@ -22,13 +22,17 @@ public sealed record InvoiceScenarioOptions
     /// <summary>Seed of the owner and month choices; the same seed asks the same sequence of invoices. Default 1.</summary>
     public int Seed { get; init; } = 1;
 
+    /// <summary>The token each request carries: that of the owner whose invoice it asks for. Default none.</summary>
+    public AccessTokens Tokens { get; init; } = AccessTokens.None;
+
     /// <summary>The most (owner, month) pairs the scenario prepares URLs for.</summary>
     public const int MaxPairs = 100_000;
 }
 
 /// <summary>
 /// Scenario A's request: <c>GET {gateway}/api/invoices/{ownerId}?year={year}&amp;month={month}</c> for an owner
-/// and month chosen at random (from the seed) among the seeded ones. Success is any 2xx.
+/// and month chosen at random (from the seed) among the seeded ones, carrying that owner's token
+/// (<see cref="InvoiceScenarioOptions.Tokens"/>): each owner is a simulated user reading its own invoices. Success is any 2xx.
 /// </summary>
 public sealed class InvoiceScenario(InvoiceScenarioOptions options) : LoadScenario
 {
@@ -60,7 +64,7 @@ public sealed class InvoiceScenario(InvoiceScenarioOptions options) : LoadScenar
         }
     }
 
-    internal override ScenarioRun Start(ScenarioRunContext context) => new Run(this, BuildUris());
+    internal override ScenarioRun Start(ScenarioRunContext context) => new Run(this, BuildUris(), Options.Owners.AllIds());
 
     private int MonthCount => Options.LastMonth - Options.FirstMonth + 1;
 
@@ -85,11 +89,13 @@ public sealed class InvoiceScenario(InvoiceScenarioOptions options) : LoadScenar
         return uris;
     }
 
-    private sealed class Run(InvoiceScenario scenario, Uri[] uris) : ScenarioRun
+    private sealed class Run(InvoiceScenario scenario, Uri[] uris, string[] owners) : ScenarioRun
     {
         public override async Task<int> SendAsync(HttpMessageInvoker http, long sequence, long intendedTimestamp, CancellationToken cancellationToken)
         {
-            using var request = new HttpRequestMessage(HttpMethod.Get, uris[scenario.PickIndex(sequence, uris.Length)]);
+            var index = scenario.PickIndex(sequence, uris.Length);
+            using var request = new HttpRequestMessage(HttpMethod.Get, uris[index]);
+            request.Headers.Authorization = scenario.Options.Tokens.For(owners[index / scenario.MonthCount]);
             using var response = await http.SendAsync(request, cancellationToken).ConfigureAwait(false);
             await ResponseBody.DrainAsync(response, cancellationToken).ConfigureAwait(false);
             return (int)response.StatusCode;

@@ -122,7 +122,7 @@ public static class DeliveryApi
         }
 
         return await store.GetAsync(id) is { } delivery
-            ? TypedResults.Ok(new DeliveryStatus(delivery.DeliveryId, delivery.Stage, delivery.PickupTime, delivery.Deadline, delivery.DroneId, delivery.UpdatedAt))
+            ? TypedResults.Ok(new DeliveryStatus(delivery.DeliveryId, delivery.OwnerId, delivery.Stage, delivery.PickupTime, delivery.Deadline, delivery.DroneId, delivery.UpdatedAt))
             : Problems.NotFound("Delivery", id);
     }
 

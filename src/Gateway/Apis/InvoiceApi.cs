@@ -1,6 +1,7 @@
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Backends;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.EdgeSecurity;
 using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
@@ -15,13 +16,16 @@ public static class InvoiceApi
             .WithTags("Invoices")
             .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.")
             .WithRequiredQuery("year", "month")
+            .RequirePermission(Permission.ReadInvoices)
+            .RequireOwner(Permission.ReadInvoices, context => context.HttpContext.GetRouteValue("ownerId") is string owner && Identifiers.IsValid(owner) ? owner : null)
             .ProducesProblem(StatusCodes.Status502BadGateway)
             .ProducesProblem(StatusCodes.Status504GatewayTimeout);
         return app;
     }
 
     /// <summary>
-    /// 200 with the invoice; 400 for a bad owner, year or month; when a backend fails after its retries,
+    /// Only for the owner's own callers (its <c>owner</c> claim with the scope) or an application with the
+    /// role (403 otherwise, before any backend is called). 200 with the invoice; 400 for a bad owner, year or month; when a backend fails after its retries,
     /// 504 if any backend timed out, else 502 — problem details naming each failed backend in
     /// <c>backends</c>. Never a partial invoice: a wrong total is worse than none.
     /// </summary>

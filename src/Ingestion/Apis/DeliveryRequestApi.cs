@@ -1,6 +1,7 @@
 using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
+using DroneDelivery.EdgeSecurity;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 
@@ -11,13 +12,17 @@ public static partial class DeliveryRequestApi
     public static WebApplication MapDeliveryRequestApi(this WebApplication app)
     {
         var api = app.MapGroup(string.Empty).WithTags("DeliveryRequests")
+            .RequirePermission(Permission.WriteDeliveries)
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // at capacity, or the send failed
         api.MapPost(Routes.DeliveryRequests.Collection, PostAsync).WithName("RequestDelivery")
-            .WithSummary("Validates a delivery request, assigns its id and queues it; 202 once it is on the queue.");
+            .WithSummary("Validates a delivery request for the caller's own owner id, assigns its id and queues it; 202 once it is on the queue.")
+            .RequireOwner(Permission.WriteDeliveries, context => context.Arguments.OfType<DeliveryRequest>().FirstOrDefault()?.OwnerId is { } owner && Identifiers.IsValid(owner) ? owner : null);
         api.MapDelete(Routes.DeliveryRequests.Item, CancelAsync).WithName("CancelDeliveryRequest")
-            .WithSummary("Queues the cancellation of a delivery.");
+            .WithSummary("Queues the cancellation of one of the caller's deliveries.")
+            .AddEndpointFilter<DeliveryOwnerCheck>().ProducesProblem(StatusCodes.Status404NotFound);
         api.MapPatch(Routes.DeliveryRequests.Item, RescheduleAsync).WithName("RescheduleDeliveryRequest")
-            .WithSummary("Queues a change of a delivery's locations, pickup time or deadline.");
+            .WithSummary("Queues a change of one of the caller's deliveries: its locations, pickup time or deadline.")
+            .AddEndpointFilter<DeliveryOwnerCheck>().ProducesProblem(StatusCodes.Status404NotFound);
         return app;
     }
 

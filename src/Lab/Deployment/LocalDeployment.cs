@@ -1,4 +1,5 @@
 using System.Globalization;
+using DroneDelivery.Access;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LocalSystem;
@@ -75,6 +76,14 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     public PrometheusServer? Prometheus { get; private set; }
 
+    /// <summary>
+    /// The development issuer the public services trust: a key generated when the system first takes a
+    /// step's values (issuer and audience from <c>auth.*</c>), kept for the whole run so tokens stay valid.
+    /// </summary>
+    public DevelopmentIssuer Issuer => _issuer ?? throw new InvalidOperationException("The system has not taken a step's values yet.");
+
+    private DevelopmentIssuer? _issuer;
+
     public IReadOnlyDictionary<ServiceKind, ReplicaSet> Services => _services;
 
     public Uri Address(ServiceKind service) => _services[service].Balancer.Address;
@@ -145,6 +154,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
     {
         var restart = new HashSet<ServiceKind>();
+        _issuer ??= IssuerFor(step);
 
         var queues = Queues(step);
         var needsServiceBus = _options.Services.Contains(ServiceKind.Ingestion) || _options.Services.Contains(ServiceKind.Workflow);
@@ -288,7 +298,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
     /// </summary>
     private Dictionary<string, string> Environment(ServiceKind service, Step step)
     {
-        var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString);
+        var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString, [Issuer.SigningKey]);
         return new Dictionary<string, string>(ServiceEnvironment.Render(step.Values, service, wiring), StringComparer.Ordinal)
         {
             // Workstation GC: dozens of processes share two cores.
@@ -297,6 +307,11 @@ internal sealed class LocalDeployment : IAsyncDisposable
             ["Logging__LogLevel__DroneDelivery"] = "Information",
         };
     }
+
+    /// <summary>A development issuer with a new key and the step's <c>auth.developmentIssuer.issuer</c> and <c>auth.audience</c>.</summary>
+    internal static DevelopmentIssuer IssuerFor(Step step) => DevelopmentIssuer.Generate(
+        step.Setting("auth.developmentIssuer.issuer") ?? DevelopmentIssuer.DefaultIssuer,
+        step.Setting("auth.audience") ?? DevelopmentIssuer.DefaultAudience);
 
     private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>
         a.Count == b.Count && a.All(pair => b.TryGetValue(pair.Key, out var value) && value == pair.Value);

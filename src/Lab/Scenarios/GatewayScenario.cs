@@ -102,6 +102,7 @@ internal sealed class GatewayScenario : LabScenario
         FirstMonth = 1,
         LastMonth = 12,
         Seed = 7,
+        Tokens = AccessTokens.Minted(context.Deployment.Issuer), // each request as the owner whose invoice it asks for
     });
 
     /// <summary>

@@ -49,6 +49,7 @@ internal sealed class PipelineScenario : LabScenario
         StatusBase = context.Deployment.Address(ServiceKind.Delivery),
         Owners = new SeededOwners { Count = GatewayScenario.Owners },
         Seed = 11,
+        Tokens = AccessTokens.Minted(context.Deployment.Issuer), // each request as the owner it is for
         Completion = new CompletionTracking
         {
             PollInterval = TimeSpan.FromSeconds(1),

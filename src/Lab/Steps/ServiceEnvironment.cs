@@ -4,20 +4,25 @@ namespace DroneDelivery.Lab.Steps;
 
 /// <summary>
 /// Where a service's connections point: the backends' base addresses and the connection strings of
-/// Cosmos DB, Service Bus and Redis. The chart points them at in-cluster Services and a Secret; the
-/// lab at its local processes. A connection the service does not use may be null.
+/// Cosmos DB, Service Bus and Redis, and the development issuer's signing keys the public services
+/// accept (<c>auth.mode: developmentIssuer</c>). The chart points them at in-cluster Services and
+/// Secrets; the lab at its local processes and the key it generated. A connection the service does
+/// not use may be null.
 /// </summary>
 internal sealed record ServiceWiring(
     Func<ServiceKind, string> BackendAddress,
     string? CosmosConnectionString,
     string? ServiceBusConnectionString,
-    string? RedisConnectionString);
+    string? RedisConnectionString,
+    IReadOnlyList<string> DevelopmentSigningKeys);
 
 /// <summary>
 /// A service's environment as the chart's Deployment renders it from the values (the templates
 /// <c>dd.connectionEnv</c> and <c>dd.settingsEnv</c>): the connections of its topology, the queue's
-/// MaxDeliveryCount for the workflow, the OTLP endpoint, and <c>commonSettings</c> merged under the
-/// service's own <c>settings</c>, each leaf one variable named by its keys joined with <c>__</c>.
+/// MaxDeliveryCount for the workflow, a public service's Authentication section (<c>dd.authenticationEnv</c>),
+/// the OTLP endpoint, and <c>commonSettings</c> merged under the
+/// service's own <c>settings</c>, each leaf one variable named by its keys joined with <c>__</c> (a list's
+/// items numbered: <c>Cors__AllowedOrigins__0</c>).
 /// The chart tests prove this equals the rendered Deployment for every step and service; the pod's
 /// own variables (<c>ASPNETCORE_HTTP_PORTS</c>, <c>POD_NAME</c>) are each process's, set where it starts.
 /// </summary>
@@ -56,6 +61,14 @@ internal static class ServiceEnvironment
             environment["Redis__ConnectionString"] = Required(wiring.RedisConnectionString, service, "Redis");
         }
 
+        if (service.Public)
+        {
+            foreach (var (name, value) in Authentication(values, wiring))
+            {
+                environment[name] = value;
+            }
+        }
+
         if (values.Get("telemetry.otlpEndpoint") is string { Length: > 0 } otlp)
         {
             environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp;
@@ -64,6 +77,61 @@ internal static class ServiceEnvironment
         foreach (var (name, value) in Settings(values, service))
         {
             environment[name] = value;
+        }
+
+        return environment;
+    }
+
+    /// <summary>
+    /// How a public service validates bearer tokens, as <c>dd.authenticationEnv</c> renders it from the
+    /// <c>auth</c> values; a mode that lacks what it needs fails naming the values to set, as the chart does.
+    /// </summary>
+    private static SortedDictionary<string, string> Authentication(ValuesTree values, ServiceWiring wiring)
+    {
+        string Value(string path) => Scalar(values.Get($"auth.{path}"));
+        var mode = Value("mode");
+        var environment = new SortedDictionary<string, string>(StringComparer.Ordinal)
+        {
+            ["Authentication__Mode"] = mode switch
+            {
+                "developmentIssuer" => "DevelopmentIssuer",
+                "entraId" => "EntraId",
+                "openIdConnect" => "OpenIdConnect",
+                _ => throw new InvalidDataException($"auth.mode '{mode}' is none of developmentIssuer, entraId, openIdConnect."),
+            },
+            ["Authentication__Audience"] = Value("audience"),
+            ["Authentication__OwnerClaim"] = Value("ownerClaim"),
+            ["Authentication__ClockSkew"] = Value("clockSkew"),
+        };
+        switch (mode)
+        {
+            case "developmentIssuer":
+                environment["Authentication__Issuer"] = Value("developmentIssuer.issuer");
+                for (var i = 0; i < wiring.DevelopmentSigningKeys.Count; i++)
+                {
+                    environment[$"Authentication__SigningKeys__{i}"] = wiring.DevelopmentSigningKeys[i];
+                }
+
+                break;
+            case "openIdConnect":
+                environment["Authentication__Authority"] = Value("authority") is { Length: > 0 } authority
+                    ? authority
+                    : throw new InvalidDataException("auth.mode openIdConnect needs auth.authority (the issuer's https URL)");
+                if (Value("issuer") is { Length: > 0 } issuer)
+                {
+                    environment["Authentication__Issuer"] = issuer;
+                }
+
+                break;
+            case "entraId":
+                var tenant = Value("entraId.tenantId") is { Length: > 0 } own ? own : Scalar(values.Get("azure.tenantId"));
+                environment["Authentication__Authority"] = Value("authority") is { Length: > 0 } entraAuthority ? entraAuthority
+                    : tenant.Length > 0 ? $"https://login.microsoftonline.com/{tenant}/v2.0"
+                    : throw new InvalidDataException("auth.mode entraId needs auth.entraId.tenantId (or azure.tenantId, or auth.authority)");
+                environment["Authentication__ClientId"] = Value("entraId.clientId") is { Length: > 0 } clientId
+                    ? clientId
+                    : throw new InvalidDataException("auth.mode entraId needs auth.entraId.clientId (the API's application (client) id)");
+                break;
         }
 
         return environment;
@@ -91,7 +159,7 @@ internal static class ServiceEnvironment
         long l => l.ToString(CultureInfo.InvariantCulture),
         double d when d == Math.Floor(d) && Math.Abs(d) < 9.2e18 => ((long)d).ToString(CultureInfo.InvariantCulture),
         double d => GoFloat(d),
-        // A list is printed as Go prints a slice; the schema allows none under settings.
+        // A list is printed as Go prints a slice (settings' lists are numbered variables, not this).
         List<object?> list => "[" + string.Join(' ', list.Select(item => item is double d ? GoFloat(d) : Scalar(item))) + "]",
         _ => ValuesTree.Display(value),
     };
@@ -153,6 +221,14 @@ internal static class ServiceEnvironment
             {
                 case Dictionary<string, object?> child:
                     Flatten(child, name, into);
+                    break;
+                case List<object?> items:
+                    // One variable per item, as ASP.NET Core binds a list (an empty list: none).
+                    for (var i = 0; i < items.Count; i++)
+                    {
+                        into[$"{name}__{i}"] = Scalar(items[i]);
+                    }
+
                     break;
                 case null:
                     // Documented in the values but not set: the service's own default applies.

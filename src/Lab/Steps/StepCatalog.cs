@@ -12,15 +12,18 @@ internal enum Dependency
 
 /// <summary>
 /// One of the six services: its key in the chart's values, its telemetry name, its project, and its
-/// place in the topology as the chart's <c>dd.topology</c> declares it (the backends it calls, what it uses).
+/// place in the topology as the chart's <c>dd.topology</c> declares it (the backends it calls, what it uses,
+/// whether clients outside the system call it).
 /// </summary>
 internal sealed record ServiceKind(string ValuesKey, string Name, string ProjectName)
 {
     public static readonly ServiceKind Delivery = new("delivery", "delivery", "DroneDelivery.Delivery") { Dependencies = [Dependency.Redis] };
     public static readonly ServiceKind Package = new("package", "package", "DroneDelivery.Package") { Dependencies = [Dependency.CosmosDb] };
     public static readonly ServiceKind DroneScheduler = new("droneScheduler", "dronescheduler", "DroneDelivery.DroneScheduler") { Dependencies = [Dependency.CosmosDb] };
-    public static readonly ServiceKind Gateway = new("gateway", "gateway", "DroneDelivery.Gateway") { Calls = [Delivery, Package, DroneScheduler] };
-    public static readonly ServiceKind Ingestion = new("ingestion", "ingestion", "DroneDelivery.Ingestion") { Dependencies = [Dependency.ServiceBus] };
+    public static readonly ServiceKind Gateway = new("gateway", "gateway", "DroneDelivery.Gateway") { Calls = [Delivery, Package, DroneScheduler], Public = true };
+
+    // Ingestion asks Delivery who owns a delivery before it queues a cancellation or a change.
+    public static readonly ServiceKind Ingestion = new("ingestion", "ingestion", "DroneDelivery.Ingestion") { Calls = [Delivery], Dependencies = [Dependency.ServiceBus], Public = true };
     public static readonly ServiceKind Workflow = new("workflow", "workflow", "DroneDelivery.Workflow") { Calls = [Delivery, Package, DroneScheduler], Dependencies = [Dependency.ServiceBus] };
 
     public static IReadOnlyList<ServiceKind> All { get; } = [Gateway, Ingestion, Workflow, Delivery, Package, DroneScheduler];
@@ -29,6 +32,9 @@ internal sealed record ServiceKind(string ValuesKey, string Name, string Project
     public IReadOnlyList<ServiceKind> Calls { get; init; } = [];
 
     public IReadOnlyList<Dependency> Dependencies { get; init; } = [];
+
+    /// <summary>Whether clients outside the system call it: it then validates their bearer tokens (the chart's <c>auth</c> values).</summary>
+    public bool Public { get; init; }
 
     /// <summary>Its section under <c>Backends:</c> in a caller's configuration (<c>Backends:DroneScheduler</c>).</summary>
     public string ConfigurationSection => char.ToUpperInvariant(ValuesKey[0]) + ValuesKey[1..];

@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Http;
@@ -23,8 +24,9 @@ internal static class HealthEndpoints
     /// <summary>Maps <c>/health/live</c> and <c>/health/ready</c> in every environment, as Kubernetes probes need.</summary>
     public static void MapHealthEndpoints(this WebApplication app)
     {
-        app.MapHealthChecks("/health/live", Options(HealthTags.Live));
-        app.MapHealthChecks("/health/ready", Options(HealthTags.Ready));
+        // Anonymous: probes carry no token, and a service that requires one everywhere else must still answer them.
+        app.MapHealthChecks("/health/live", Options(HealthTags.Live)).AllowAnonymous();
+        app.MapHealthChecks("/health/ready", Options(HealthTags.Ready)).AllowAnonymous();
     }
 
     private static HealthCheckOptions Options(string tag) => new()

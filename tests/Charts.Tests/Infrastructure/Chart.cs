@@ -39,12 +39,15 @@ public sealed class Render(string text, IReadOnlyList<Manifest> manifests)
         Manifests.SingleOrDefault(m => m.Kind == kind && m.Name == name)
         ?? throw new InvalidOperationException($"The render has no {kind}/{name}; it has {string.Join(", ", Manifests.Select(m => m.Id))}.");
 
-    /// <summary>A container's environment variables with literal values (secret references as "secret:&lt;name&gt;/&lt;key&gt;").</summary>
+    /// <summary>
+    /// A container's environment variables with literal values (secret references as "secret:&lt;name&gt;/&lt;key&gt;",
+    /// optional ones — set only when the Secret has the key — as "secret?:&lt;name&gt;/&lt;key&gt;").
+    /// </summary>
     public static IReadOnlyDictionary<string, string> Environment(IDictionary<object, object?> container) =>
         container.List("env").OfType<IDictionary<object, object?>>().ToDictionary(
             e => e.Text("name")!,
             e => e.Text("value")
-                 ?? (e.Map("valueFrom", "secretKeyRef") is { } secret ? $"secret:{secret.Text("name")}/{secret.Text("key")}"
+                 ?? (e.Map("valueFrom", "secretKeyRef") is { } secret ? $"secret{(secret.At("optional") is true or "true" ? "?" : string.Empty)}:{secret.Text("name")}/{secret.Text("key")}"
                  : e.Map("valueFrom", "fieldRef") is { } field ? $"field:{field.Text("fieldPath")}"
                  : throw new InvalidOperationException($"Environment variable {e.Text("name")} has no value.")));
 }
@@ -73,8 +76,11 @@ public static class Chart
 
     public static ValuesSet Step(string step) => new($"step {step}", "-f", StepFile(step));
 
-    /// <summary>AKS-shaped values: no emulators or Redis; Azure endpoints, workload identity and Key Vault.</summary>
+    /// <summary>AKS-shaped values: no emulators or Redis; Azure endpoints, workload identity, Key Vault and Entra ID tokens.</summary>
     public static ValuesSet Azure { get; } = new("azure",
+        "--set", "auth.mode=entraId",
+        "--set", "auth.audience=00000000-0000-0000-0000-0000000000c1",
+        "--set", "auth.entraId.clientId=00000000-0000-0000-0000-0000000000c1",
         "--set", "emulators.enabled=false",
         "--set", "redis.enabled=false",
         "--set", "azure.tenantId=00000000-0000-0000-0000-000000000001",

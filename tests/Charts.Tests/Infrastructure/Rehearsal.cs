@@ -140,6 +140,11 @@ public sealed partial class Rehearsal : IAsyncDisposable
         };
         foreach (var (name, value) in program.ImageEnvironment.Concat(Render.Environment(container)))
         {
+            if (OptionalSecretAbsent(render, value))
+            {
+                continue; // as on a cluster: an optional key the Secret lacks sets no variable
+            }
+
             environment[name] = name.EndsWith("_PORTS", StringComparison.Ordinal) || name.EndsWith("_PORT", StringComparison.Ordinal)
                 ? string.Join(';', value.Split(';').Select(p => ports.TryGetValue(p, out var local) ? local.ToString(CultureInfo.InvariantCulture) : p))
                 : Local(ResolveReference(render, deployment, value));
@@ -157,11 +162,25 @@ public sealed partial class Rehearsal : IAsyncDisposable
         return new Pod(deployment.Name, container, ports, process, environment.Where(e => e.Value is not null).ToDictionary(e => e.Key, e => e.Value!));
     }
 
+    /// <summary>An optional reference to a key the rendered Secret does not have.</summary>
+    internal static bool OptionalSecretAbsent(Render render, string value)
+    {
+        if (!value.StartsWith("secret?:", StringComparison.Ordinal))
+        {
+            return false;
+        }
+
+        var (name, key) = (value["secret?:".Length..].Split('/')[0], value["secret?:".Length..].Split('/')[1]);
+        var secret = render.Manifests.SingleOrDefault(m => m.Kind == "Secret" && m.Name == name);
+        return secret is null || (secret.Body.Text("stringData", key) is null && secret.Body.Text("data", key) is null);
+    }
+
     private static string ResolveReference(Render render, Manifest deployment, string value)
     {
-        if (value.StartsWith("secret:", StringComparison.Ordinal))
+        if (value.StartsWith("secret:", StringComparison.Ordinal) || value.StartsWith("secret?:", StringComparison.Ordinal))
         {
-            var (name, key) = (value["secret:".Length..].Split('/')[0], value["secret:".Length..].Split('/')[1]);
+            var reference = value[(value.IndexOf(':', StringComparison.Ordinal) + 1)..];
+            var (name, key) = (reference.Split('/')[0], reference.Split('/')[1]);
             var secret = render.Manifests.SingleOrDefault(m => m.Kind == "Secret" && m.Name == name)
                 ?? throw new InvalidOperationException($"{deployment.Id} reads Secret {name}, which the render does not create.");
             return secret.Body.Text("stringData", key)

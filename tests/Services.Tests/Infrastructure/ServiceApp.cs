@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net;
+using DroneDelivery.Access;
 using DroneDelivery.ServiceDefaults;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -22,7 +23,11 @@ public sealed record ServiceDefinition(
     string Name,
     Action<WebApplicationBuilder> AddServices,
     Action<WebApplication> MapApi,
-    Func<Action<IWebHostBuilder>, IServiceFactory> CreateFactory);
+    Func<Action<IWebHostBuilder>, IServiceFactory> CreateFactory)
+{
+    /// <summary>Clients call it from outside (Gateway, Ingestion): it validates bearer tokens of <see cref="TestAccess"/>'s issuer.</summary>
+    public bool IsPublic { get; init; }
+}
 
 /// <summary>A service's real Program under <see cref="WebApplicationFactory{TEntryPoint}"/>.</summary>
 public interface IServiceFactory : IAsyncDisposable
@@ -52,20 +57,57 @@ public sealed class ServiceApp : IAsyncDisposable
 {
     private readonly IServiceFactory _factory;
 
-    private ServiceApp(IServiceFactory factory, CapturedLogs logs)
+    private readonly ConcurrentBag<HttpClient> _callers = [];
+
+    private ServiceApp(IServiceFactory factory, CapturedLogs logs, bool isPublic)
     {
         _factory = factory;
         Logs = logs;
         var address = factory.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
         BaseAddress = new Uri(address.TrimEnd('/') + "/");
         Client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(60) };
+        if (isPublic)
+        {
+            // Minted on the service's own clock (a test's fake clock included), so the service finds them valid.
+            Issuer = TestAccess.Issuer(factory.Services.GetRequiredService<TimeProvider>());
+            Client.DefaultRequestHeaders.Authorization = new("Bearer", Issuer.Issue(DevelopmentCaller.Operator()));
+        }
     }
 
     public CapturedLogs Logs { get; }
 
     public Uri BaseAddress { get; }
 
+    /// <summary>A client of the service; for a public service it carries an application token with every role (it acts for every owner).</summary>
     public HttpClient Client { get; }
+
+    /// <summary>
+    /// The development issuer a public service trusts (unless a test configured its own <c>Authentication:Mode</c>),
+    /// on the service's clock; null for internal services.
+    /// </summary>
+    public DevelopmentIssuer? Issuer { get; }
+
+    /// <summary>A client whose requests carry <paramref name="caller"/>'s token, or no token when null.</summary>
+    public HttpClient ClientAs(DevelopmentCaller? caller)
+    {
+        var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(60) };
+        if (caller is not null)
+        {
+            client.DefaultRequestHeaders.Authorization = new("Bearer", (Issuer ?? throw new InvalidOperationException("Only a public service takes tokens.")).Issue(caller));
+        }
+
+        _callers.Add(client);
+        return client;
+    }
+
+    /// <summary>A client whose requests carry <paramref name="token"/> as they are, however malformed.</summary>
+    public HttpClient ClientWithToken(string authorization)
+    {
+        var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(60) };
+        client.DefaultRequestHeaders.TryAddWithoutValidation("Authorization", authorization);
+        _callers.Add(client);
+        return client;
+    }
 
     public IServiceProvider Services => _factory.Services;
 
@@ -77,6 +119,11 @@ public sealed class ServiceApp : IAsyncDisposable
     {
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Production" });
         builder.WebHost.UseUrls("http://127.0.0.1:0");
+        if (service.IsPublic && !settings.ContainsKey("Authentication:Mode"))
+        {
+            builder.Configuration.AddInMemoryCollection(TestAccess.Settings);
+        }
+
         builder.Configuration.AddInMemoryCollection(settings);
         builder.Logging.ClearProviders();
         builder.Logging.AddProvider(logs ?? new CapturedLogs());
@@ -107,7 +154,7 @@ public sealed class ServiceApp : IAsyncDisposable
             throw;
         }
 
-        return new ServiceApp(factory, logs);
+        return new ServiceApp(factory, logs, service.IsPublic);
     }
 
     /// <summary>The service's real Program, in Production, with <paramref name="settings"/> on top of its configuration and its logs captured.</summary>
@@ -116,7 +163,15 @@ public sealed class ServiceApp : IAsyncDisposable
         service.CreateFactory(web =>
         {
             web.UseEnvironment("Production");
-            web.ConfigureAppConfiguration((_, configuration) => configuration.AddInMemoryCollection(settings));
+            web.ConfigureAppConfiguration((_, configuration) =>
+            {
+                if (service.IsPublic && !settings.ContainsKey("Authentication:Mode"))
+                {
+                    configuration.AddInMemoryCollection(TestAccess.Settings);
+                }
+
+                configuration.AddInMemoryCollection(settings);
+            });
             web.ConfigureTestServices(services =>
             {
                 // The framework's console, debug and event-source loggers give way to the captured logs; OpenTelemetry's stays.
@@ -134,6 +189,11 @@ public sealed class ServiceApp : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         Client.Dispose();
+        foreach (var caller in _callers)
+        {
+            caller.Dispose();
+        }
+
         await _factory.DisposeAsync();
     }
 }

@@ -102,6 +102,7 @@ public sealed class SystemFixture : IAsyncLifetime
         {
             ["ServiceBus:ConnectionString"] = ServiceBus.ConnectionString,
             ["ServiceBus:QueueName"] = queue,
+            ["Backends:Delivery:BaseAddress"] = Delivery.BaseAddress.ToString(),
         };
         foreach (var (key, value) in settings ?? [])
         {
