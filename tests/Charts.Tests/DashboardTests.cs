@@ -105,6 +105,7 @@ public sealed partial class DashboardTests
         Assert.Contains("dotnet_thread_pool_queue_length_total", emitted);
         Assert.Contains("dronedelivery_gateway_backend_duration_seconds_bucket", emitted);
         Assert.Contains("servicebus_client_messages_completed_total", emitted);
+        Assert.Contains("resilience_polly_strategy_events_total", emitted);
         Assert.DoesNotContain("dronedelivery_gateway_backend_duration", emitted);
     }
 

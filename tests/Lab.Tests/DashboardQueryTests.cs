@@ -40,6 +40,10 @@ public sealed class DashboardQueryTests(QuickLabRun run)
         ("Redis out-of-memory refusals", "dronedelivery_delivery_redis_oom_errors_total", "no Redis errors outside B1"),
         // Backends answer 5xx only when overloaded or failing, which they are not on a fast machine.
         ("Backend 5xx", "http_server_request_duration_seconds_count", "no backend errors on a fast machine"),
+        // Polly creates the events' series on the first retry, timeout or circuit transition; a healthy
+        // quick run may have none (the chart tests prove the name is emitted).
+        ("Gateway → backend retries, timeouts and circuit transitions", "resilience_polly_strategy_events_total", "no retries on a healthy run"),
+        ("Workflow → backend retries, timeouts and circuit transitions", "resilience_polly_strategy_events_total", "no retries on a healthy run"),
     ];
 
     private const string NoData = "no data";

@@ -1,62 +1,47 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
-using System.Text;
+using StackExchange.Redis;
 
 namespace DroneDelivery.Lab.Deployment;
 
 /// <summary>
-/// The few Redis commands the lab itself sends (the services use StackExchange.Redis): reading
-/// memory figures and pre-loading a working set, over plain RESP on loopback.
+/// The few Redis commands the lab itself sends to its local redis-server: reading memory figures,
+/// pre-loading a working set and resetting the cache between steps. Each opens a short-lived
+/// connection with admin commands allowed (FLUSHALL, CONFIG), which the services' connections never are.
 /// </summary>
 internal static class RedisCommands
 {
     /// <summary>
     /// Stores <paramref name="megabytes"/> MB of earlier deliveries (1 KB values that expire after an
-    /// hour), pipelined. It stands for the working set a long-running cache already holds, so a small
-    /// maxmemory fills within a short lab step. Stops early, without error, when Redis refuses writes.
+    /// hour), pipelined in batches. It stands for the working set a long-running cache already holds,
+    /// so a small maxmemory fills within a short lab step. Stops after the first batch Redis refuses
+    /// writes in (a full cache answers OOM), without error; returns the values stored.
     /// </summary>
     public static async Task<int> FillAsync(int port, int megabytes, CancellationToken cancellationToken)
     {
         const int valueSize = 1024;
         const int batch = 500;
         var keys = megabytes * 1024;
-        var value = new string('x', valueSize);
-        using var client = new TcpClient();
-        await client.ConnectAsync(IPAddress.Loopback, port, cancellationToken).ConfigureAwait(false);
-        var stream = client.GetStream();
-        using var reader = new StreamReader(stream, Encoding.ASCII, false, 64 * 1024, leaveOpen: true);
+        RedisValue value = new string('x', valueSize);
+        await using var redis = await ConnectAsync(port).ConfigureAwait(false);
+        var database = redis.GetDatabase();
         var written = 0;
         for (var start = 0; start < keys; start += batch)
         {
-            var builder = new StringBuilder();
-            var count = Math.Min(batch, keys - start);
-            for (var i = start; i < start + count; i++)
+            cancellationToken.ThrowIfCancellationRequested();
+            var writes = Enumerable.Range(start, Math.Min(batch, keys - start))
+                .Select(i => database.StringSetAsync($"lab:working-set:{i}", value, TimeSpan.FromHours(1)))
+                .ToList();
+            try
             {
-                Command(builder, "SET", $"lab:working-set:{i}", value, "EX", "3600");
+                await Task.WhenAll(writes).WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (RedisServerException)
+            {
+                // Refused (OOM): count what this batch stored, then stop.
             }
 
-            await stream.WriteAsync(Encoding.ASCII.GetBytes(builder.ToString()), cancellationToken).ConfigureAwait(false);
-            var refused = false;
-            for (var i = 0; i < count; i++)
-            {
-                var reply = await reader.ReadLineAsync(cancellationToken).ConfigureAwait(false);
-                if (reply is null)
-                {
-                    return written;
-                }
-
-                if (reply.StartsWith('-'))
-                {
-                    refused = true;
-                }
-                else
-                {
-                    written++;
-                }
-            }
-
-            if (refused)
+            written += writes.Count(w => w.IsCompletedSuccessfully && w.Result);
+            if (writes.Any(w => !w.IsCompletedSuccessfully))
             {
                 break;
             }
@@ -65,82 +50,43 @@ internal static class RedisCommands
         return written;
     }
 
-    /// <summary>Redis' <c>used_memory</c> and <c>maxmemory</c>, in bytes.</summary>
+    /// <summary>Redis' <c>used_memory</c> and <c>maxmemory</c>, in bytes (<c>INFO memory</c>).</summary>
     public static async Task<(long Used, long Max)> MemoryAsync(int port, CancellationToken cancellationToken)
     {
-        using var client = new TcpClient();
-        await client.ConnectAsync(IPAddress.Loopback, port, cancellationToken).ConfigureAwait(false);
-        var stream = client.GetStream();
-        var request = new StringBuilder();
-        Command(request, "INFO", "memory");
-        await stream.WriteAsync(Encoding.ASCII.GetBytes(request.ToString()), cancellationToken).ConfigureAwait(false);
-        using var reader = new StreamReader(stream, Encoding.ASCII);
-        var header = await reader.ReadLineAsync(cancellationToken).ConfigureAwait(false) ?? string.Empty;
-        var length = int.Parse(header.AsSpan(1), CultureInfo.InvariantCulture);
-        var body = new char[length];
-        var read = 0;
-        while (read < length)
-        {
-            var n = await reader.ReadAsync(body.AsMemory(read), cancellationToken).ConfigureAwait(false);
-            if (n == 0)
-            {
-                break;
-            }
-
-            read += n;
-        }
-
-        long used = 0, max = 0;
-        foreach (var line in new string(body, 0, read).Split("\r\n"))
-        {
-            if (line.StartsWith("used_memory:", StringComparison.Ordinal))
-            {
-                used = long.Parse(line.AsSpan("used_memory:".Length), CultureInfo.InvariantCulture);
-            }
-            else if (line.StartsWith("maxmemory:", StringComparison.Ordinal))
-            {
-                max = long.Parse(line.AsSpan("maxmemory:".Length), CultureInfo.InvariantCulture);
-            }
-        }
-
-        return (used, max);
+        await using var redis = await ConnectAsync(port).ConfigureAwait(false);
+        var info = await Server(redis).InfoAsync("memory").WaitAsync(cancellationToken).ConfigureAwait(false);
+        var fields = info.SelectMany(section => section).ToDictionary(f => f.Key, f => f.Value, StringComparer.Ordinal);
+        return (Bytes(fields, "used_memory"), Bytes(fields, "maxmemory"));
     }
 
     /// <summary>
-    /// Empties the cache and sets its memory limit and policy in place (<c>FLUSHALL</c>, <c>CONFIG SET</c>):
-    /// a fresh cache for a step without restarting redis-server, so Delivery keeps its connection.
+    /// Empties the cache and sets its memory limit and policy in place (<c>FLUSHALL</c>, <c>CONFIG SET</c>,
+    /// <c>CONFIG RESETSTAT</c>): a fresh cache for a step without restarting redis-server, so Delivery
+    /// keeps its connection. A value redis-server refuses throws its error, which names the setting.
     /// </summary>
     /// <param name="maxMemory">e.g. <c>64mb</c>; null for unlimited.</param>
     public static async Task ResetAsync(int port, string? maxMemory, string policy, CancellationToken cancellationToken)
     {
-        using var client = new TcpClient();
-        await client.ConnectAsync(IPAddress.Loopback, port, cancellationToken).ConfigureAwait(false);
-        var stream = client.GetStream();
-        var request = new StringBuilder();
-        string[][] commands = [["FLUSHALL"], ["CONFIG", "SET", "maxmemory", maxMemory ?? "0"], ["CONFIG", "SET", "maxmemory-policy", policy], ["CONFIG", "RESETSTAT"]];
-        foreach (var command in commands)
-        {
-            Command(request, command);
-        }
-
-        await stream.WriteAsync(Encoding.ASCII.GetBytes(request.ToString()), cancellationToken).ConfigureAwait(false);
-        using var reader = new StreamReader(stream, Encoding.ASCII);
-        foreach (var command in commands)
-        {
-            var reply = await reader.ReadLineAsync(cancellationToken).ConfigureAwait(false);
-            if (reply is null || !reply.StartsWith('+'))
-            {
-                throw new InvalidOperationException($"redis-server refused {string.Join(' ', command)}: {reply ?? "connection closed"}");
-            }
-        }
+        await using var redis = await ConnectAsync(port).ConfigureAwait(false);
+        var server = Server(redis);
+        await server.FlushAllDatabasesAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
+        await server.ConfigSetAsync("maxmemory", maxMemory ?? "0").WaitAsync(cancellationToken).ConfigureAwait(false);
+        await server.ConfigSetAsync("maxmemory-policy", policy).WaitAsync(cancellationToken).ConfigureAwait(false);
+        await server.ConfigResetStatisticsAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    private static void Command(StringBuilder builder, params string[] parts)
-    {
-        builder.Append('*').Append(parts.Length).Append("\r\n");
-        foreach (var part in parts)
+    private static Task<ConnectionMultiplexer> ConnectAsync(int port) =>
+        ConnectionMultiplexer.ConnectAsync(new ConfigurationOptions
         {
-            builder.Append('$').Append(Encoding.ASCII.GetByteCount(part)).Append("\r\n").Append(part).Append("\r\n");
-        }
-    }
+            EndPoints = { { "127.0.0.1", port } },
+            AllowAdmin = true,
+            AbortOnConnectFail = true,
+        });
+
+    private static IServer Server(ConnectionMultiplexer redis) => redis.GetServer(redis.GetEndPoints().Single());
+
+    private static long Bytes(Dictionary<string, string> fields, string name) =>
+        fields.TryGetValue(name, out var text)
+            ? long.Parse(text, NumberStyles.None, CultureInfo.InvariantCulture)
+            : throw new InvalidDataException($"redis-server's INFO memory has no {name}.");
 }

@@ -43,25 +43,29 @@ public static class EmittedMetrics
             .SelectMany(parts => parts[3] == "histogram" ? Histogram(parts[2]) : [parts[2]]);
 
     /// <summary>
-    /// Starts a host with the services' defaults on a loopback port, makes one outgoing call and
-    /// scrapes /metrics: HTTP server and client, Kestrel and runtime series as a service exposes them.
+    /// Starts a host with the services' defaults on a loopback port, makes outgoing calls (one of
+    /// them retried once, after a 503) and scrapes /metrics: HTTP server and client, Kestrel, runtime
+    /// and resilience (Polly) series as a service exposes them.
     /// </summary>
     private static async Task<IEnumerable<string>> ScrapeFrameworkMetricsAsync()
     {
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions { EnvironmentName = "Production" });
         ((IConfigurationBuilder)builder.Configuration).Sources.Clear();
-        builder.Configuration.AddInMemoryCollection();
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["Resilience:RetryBaseDelay"] = "00:00:00.010" });
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         builder.AddServiceDefaults("scrape-probe");
         await using var app = builder.Build();
         app.MapDefaultEndpoints();
         app.MapGet("/ping", () => "pong");
+        var flaky = 0;
+        app.MapGet("/flaky", () => Interlocked.Increment(ref flaky) == 1 ? Results.StatusCode(503) : Results.Text("recovered"));
         await app.StartAsync();
         try
         {
             var address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
             var client = app.Services.GetRequiredService<IHttpClientFactory>().CreateClient("scrape-probe");
             Assert.Equal("pong", await client.GetStringAsync(new Uri($"{address}/ping")));
+            Assert.Equal("recovered", await client.GetStringAsync(new Uri($"{address}/flaky")));
             return ParseScrape(await client.GetStringAsync(new Uri($"{address}/metrics"))).ToList();
         }
         finally

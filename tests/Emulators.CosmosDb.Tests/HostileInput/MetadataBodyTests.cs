@@ -116,6 +116,17 @@ public sealed class MetadataBodyTests(HostileEmulator emulator, ITestOutputHelpe
             })));
     }
 
+    [Fact]
+    public void Autopilot_settings_with_an_escaped_lone_surrogate_in_a_name_are_refused_with_a_400()
+    {
+        var input = new Case(0, System.Text.Encoding.UTF8.GetBytes("{\"id\":\"d\"}"), null, "{\"\\uD800x\":1}", null);
+
+        var response = Verdict.Check(input.Request(emulator), emulator.Direct(input.Request(emulator)));
+
+        Assert.Equal(400, response.Status);
+        Assert.Contains("x-ms-cosmos-offer-autopilot-settings", response.ErrorMessage(), StringComparison.Ordinal);
+    }
+
     private void Check(Case input, Func<HostileRequest, HostileResponse> send)
     {
         var request = input.Request(emulator);

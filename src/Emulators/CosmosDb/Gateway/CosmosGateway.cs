@@ -25,17 +25,19 @@ internal sealed class CosmosGateway
     private readonly MasterKeyAuthorizer _authorizer;
     private readonly MetadataHandlers _metadata;
     private readonly RequestLog _log;
+    private readonly EmulatorInstruments _instruments;
     private readonly ILogger _logger;
     private readonly TimeProvider _time;
     private readonly long _startTimestamp = Stopwatch.GetTimestamp();
 
-    public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, ILogger logger)
+    public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, EmulatorInstruments instruments, ILogger logger)
     {
         _store = store;
         _time = options.TimeProvider;
         _authorizer = new MasterKeyAuthorizer(options.AccountKey, options.TimeProvider);
         _metadata = new MetadataHandlers(store, options);
         _log = log;
+        _instruments = instruments;
         _logger = logger;
     }
 
@@ -194,13 +196,9 @@ internal sealed class CosmosGateway
 
                 partition.Metrics.Record(charge, response.Throttled, container.Pool.PerPartition);
             }
+        }
 
-            container.Counters.Record(response.Operation, response.StatusCode, response.RequestCharge);
-        }
-        else
-        {
-            _store.AccountCounters.Record(response.Operation, response.StatusCode, response.RequestCharge);
-        }
+        _instruments.Request(container, response.Operation, response.StatusCode, response.RequestCharge);
     }
 
     private static async Task<byte[]?> ReadBodyAsync(HttpRequest request, CancellationToken cancellationToken)

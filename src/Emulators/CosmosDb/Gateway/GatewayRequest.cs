@@ -104,9 +104,10 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
                     return new ThroughputRequest(ru, true);
                 }
             }
-            catch (Exception e) when (e is JsonException or ArgumentException)
+            catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException)
             {
-                // Not JSON, or text with an unpaired surrogate the JSON reader cannot even transcode.
+                // Not JSON, text with an unpaired surrogate the JSON reader cannot even transcode, or a
+                // property name escaping one (\uD800), which looking up maxThroughput cannot unescape.
             }
 
             throw new BadRequestException($"x-ms-cosmos-offer-autopilot-settings must be JSON with a positive maxThroughput (was '{autoscale}').");

@@ -28,10 +28,12 @@ public sealed class CosmosEmulator : IAsyncDisposable
     private readonly WebApplication _app;
     private readonly RequestLog _log;
     private readonly MetricsReader _metrics;
+    private readonly EmulatorInstruments _instruments;
 
-    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway)
+    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway, EmulatorInstruments instruments)
     {
         _app = app;
+        _instruments = instruments;
         Pipeline = gateway;
         _log = log;
         _metrics = metrics;
@@ -89,23 +91,34 @@ public sealed class CosmosEmulator : IAsyncDisposable
         });
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(5));
 
-        var app = builder.Build();
         var store = new AccountStore(options);
-        var log = new RequestLog(options.RequestLogCapacity);
-        var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
-        var gateway = new CosmosGateway(store, options, log, app.Logger);
-        var endpoints = new EmulatorEndpoints(metrics, log);
-        app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
-            || http.Request.Path.Equals(EmulatorEndpoints.PrometheusPath, StringComparison.Ordinal)
+        var instruments = new EmulatorInstruments(store);
+        builder.Services.AddEmulatorMetrics("cosmos-emulator", instruments.Meter);
+        var app = builder.Build();
+        try
+        {
+            var log = new RequestLog(options.RequestLogCapacity);
+            var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
+            var gateway = new CosmosGateway(store, options, log, instruments, app.Logger);
+            var endpoints = new EmulatorEndpoints(metrics, log);
+            app.UseEmulatorMetrics();
+            app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
                 ? endpoints.HandleAsync(http)
                 : gateway.HandleAsync(http));
 
-        await app.StartAsync(cancellationToken).ConfigureAwait(false);
-        var address = app.Services.GetRequiredService<Microsoft.AspNetCore.Hosting.Server.IServer>()
-            .Features.Get<IServerAddressesFeature>()!.Addresses.First();
-        var port = new Uri(address).Port;
-        var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
-        return new CosmosEmulator(app, endpoint, options, log, metrics, gateway);
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+            var address = app.Services.GetRequiredService<Microsoft.AspNetCore.Hosting.Server.IServer>()
+                .Features.Get<IServerAddressesFeature>()!.Addresses.First();
+            var port = new Uri(address).Port;
+            var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
+            return new CosmosEmulator(app, endpoint, options, log, metrics, gateway, instruments);
+        }
+        catch
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            instruments.Dispose();
+            throw;
+        }
     }
 
     /// <summary>Per container and physical partition: RU consumed vs provisioned, 429s, requests, charges.</summary>
@@ -125,6 +138,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
     {
         await _app.StopAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
+        _instruments.Dispose();
     }
 
     internal static JsonSerializerOptions JsonOptions => SnapshotJson;

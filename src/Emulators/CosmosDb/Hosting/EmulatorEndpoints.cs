@@ -7,13 +7,12 @@ namespace DroneDelivery.Emulators.CosmosDb;
 
 /// <summary>
 /// The emulator's own endpoints, on paths no Cosmos DB REST path uses: <c>GET /_emulator/health</c>,
-/// <c>GET /_emulator/metrics?seconds=N</c> (JSON), <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
-/// timings) and <c>GET /metrics</c> (Prometheus text). No authorisation.
+/// <c>GET /_emulator/metrics?seconds=N</c> (JSON) and <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
+/// timings); <c>GET /metrics</c> (Prometheus text) is the exporter's (<see cref="EmulatorMetricsEndpoint"/>). No authorisation.
 /// </summary>
 internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
 {
     public const string Prefix = "/_emulator";
-    public const string PrometheusPath = "/metrics";
 
     public async Task HandleAsync(HttpContext http)
     {
@@ -26,10 +25,6 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
         var query = http.Request.Query;
         switch (http.Request.Path.Value)
         {
-            case PrometheusPath:
-                http.Response.ContentType = "text/plain; version=0.0.4; charset=utf-8";
-                await http.Response.WriteAsync(metrics.Prometheus(), http.RequestAborted).ConfigureAwait(false);
-                break;
             case Prefix + "/health":
                 await WriteJsonAsync(http, new { status = "ready" }).ConfigureAwait(false);
                 break;
@@ -56,7 +51,7 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
                 break;
             default:
                 await ErrorAsync(http, 404, "NotFound",
-                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests and {PrometheusPath}.")
+                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests and {EmulatorMetricsEndpoint.Path}.")
                     .ConfigureAwait(false);
                 break;
         }

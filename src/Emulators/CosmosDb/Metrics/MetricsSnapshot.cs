@@ -3,12 +3,13 @@ namespace DroneDelivery.Emulators.CosmosDb.Metrics;
 /// <summary>
 /// The emulator's model metrics at one moment; <c>GET /_emulator/metrics</c> serves exactly this
 /// object as camelCase JSON. Counters are cumulative since start, so a reader can difference two
-/// snapshots; <see cref="PartitionMetricsSnapshot.Seconds"/> adds a per-second series.
+/// snapshots; <see cref="PartitionMetricsSnapshot.Seconds"/> adds a per-second series. Requests by
+/// operation and status, and the distribution of their charges, are on <c>/metrics</c>
+/// (<see cref="CosmosEmulatorMetricNames.RequestsTotal"/>, <see cref="CosmosEmulatorMetricNames.RequestCharge"/>).
 /// </summary>
 public sealed record EmulatorMetricsSnapshot(
     DateTimeOffset Timestamp,
     double UptimeSeconds,
-    IReadOnlyList<RequestCount> AccountRequests,
     IReadOnlyList<ContainerMetricsSnapshot> Containers)
 {
     public ContainerMetricsSnapshot? Container(string database, string container) =>
@@ -24,18 +25,7 @@ public sealed record ContainerMetricsSnapshot(
     int PhysicalPartitionCount,
     double RequestCharge,
     long ThrottledRequests,
-    IReadOnlyList<RequestCount> Requests,
-    IReadOnlyList<ChargeDistribution> RequestCharges,
     IReadOnlyList<PartitionMetricsSnapshot> Partitions);
-
-/// <summary>Requests of one operation answered with one status code.</summary>
-public sealed record RequestCount(string Operation, int StatusCode, long Count);
-
-/// <summary>The distribution of request charges of one operation; buckets are cumulative (Prometheus style).</summary>
-public sealed record ChargeDistribution(string Operation, long Count, double Sum, IReadOnlyList<ChargeBucket> Buckets);
-
-/// <summary>Requests charged at most <see cref="UpperBound"/> RU; a null bound is +Inf.</summary>
-public sealed record ChargeBucket(double? UpperBound, long Count);
 
 /// <summary>One physical partition (partition key range).</summary>
 public sealed record PartitionMetricsSnapshot(

@@ -46,8 +46,6 @@ internal sealed class AccountStore
         }
     }
 
-    public RequestCounters AccountCounters { get; } = new();
-
     public IReadOnlyCollection<DatabaseResource> Databases => [.. _databases.Values.OrderBy(d => d.Rid, StringComparer.Ordinal)];
 
     public IReadOnlyCollection<OfferResource> Offers => [.. _offers.Values.OrderBy(o => o.Rid, StringComparer.Ordinal)];

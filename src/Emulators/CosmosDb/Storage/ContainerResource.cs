@@ -82,8 +82,6 @@ internal sealed class ContainerResource
     /// <summary>The version of the partition key range map; constant because partitions never split.</summary>
     public string RoutingMapETag { get; }
 
-    public RequestCounters Counters { get; } = new();
-
     public string SelfLink { get; }
 
     /// <summary>
