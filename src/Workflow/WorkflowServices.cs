@@ -44,7 +44,7 @@ internal sealed class ProcessorHealthCheck(DeliveryProcessor host) : IHealthChec
             return HealthCheckResult.Healthy($"Paused by the circuit breaker ({host.Breaker.State}): the backends are failing.");
         }
 
-        if (!host.Processor.IsProcessing && !host.Probe.IsProcessing)
+        if (!host.Processor.IsProcessing)
         {
             return HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: starting.");
         }
