@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Gateway;
 using DroneDelivery.Emulators.CosmosDb.Hosting;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
@@ -29,9 +30,10 @@ public sealed class CosmosEmulator : IAsyncDisposable
     private readonly RequestLog _log;
     private readonly MetricsReader _metrics;
 
-    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway)
+    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway, CosmosFaultInjector faults)
     {
         _app = app;
+        Faults = faults;
         Pipeline = gateway;
         _log = log;
         _metrics = metrics;
@@ -55,6 +57,12 @@ public sealed class CosmosEmulator : IAsyncDisposable
     /// in-memory <c>HttpContext</c> to push many cases through the same code without a socket each.
     /// </summary>
     internal CosmosGateway Pipeline { get; }
+
+    /// <summary>The faults injected into item and query requests: the rules (also <c>/_emulator/faults</c>) and what was injected.</summary>
+    internal CosmosFaultInjector Faults { get; }
+
+    /// <summary>Every fault injected so far, by container and kind (also in <c>/metrics</c> and <c>GET /_emulator/faults</c>).</summary>
+    public IReadOnlyList<InjectedFaultCount> GetInjectedFaults() => Faults.Counts();
 
     /// <summary>The sequence number of the latest recorded request (0 before any).</summary>
     public long LastRequestSequence => _log.LastSequence;
@@ -93,8 +101,10 @@ public sealed class CosmosEmulator : IAsyncDisposable
         var store = new AccountStore(options);
         var log = new RequestLog(options.RequestLogCapacity);
         var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
-        var gateway = new CosmosGateway(store, options, log, app.Logger);
-        var endpoints = new EmulatorEndpoints(metrics, log);
+        var faults = new CosmosFaultInjector();
+        faults.Configure(options.Faults);
+        var gateway = new CosmosGateway(store, options, log, app.Logger, faults);
+        var endpoints = new EmulatorEndpoints(metrics, log, faults, options.AccountKey);
         app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
             || http.Request.Path.Equals(EmulatorEndpoints.PrometheusPath, StringComparison.Ordinal)
                 ? endpoints.HandleAsync(http)
@@ -105,7 +115,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
             .Features.Get<IServerAddressesFeature>()!.Addresses.First();
         var port = new Uri(address).Port;
         var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
-        return new CosmosEmulator(app, endpoint, options, log, metrics, gateway);
+        return new CosmosEmulator(app, endpoint, options, log, metrics, gateway, faults);
     }
 
     /// <summary>Per container and physical partition: RU consumed vs provisioned, 429s, requests, charges.</summary>
