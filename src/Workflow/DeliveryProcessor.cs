@@ -11,9 +11,10 @@ namespace DroneDelivery.Workflow;
 /// links in the background and keeps retrying when the queue cannot be reached (ServiceBus:Retry), reporting each
 /// failure here; meanwhile the readiness check, which peeks the queue, fails. When the
 /// <see cref="WorkflowCircuitBreaker"/> opens it stops taking messages (running handlers finish; prefetched
-/// messages are released), waits CircuitBreaker:BreakDuration, then resumes gently: one message at a time and no
-/// prefetch — the first is the breaker's half-open probe — until CircuitBreaker:ProbeMessages have succeeded, and
-/// only then at MaxConcurrentCalls and PrefetchCount again. If the breaker opens meanwhile, it pauses again.
+/// messages are released), waits CircuitBreaker:BreakDuration, then resumes gently: a <see cref="Probe"/> processor
+/// takes one message at a time, without prefetch — the first is the breaker's half-open probe — until
+/// CircuitBreaker:ProbeMessages have succeeded, and only then does the processor run at MaxConcurrentCalls and
+/// PrefetchCount again. If the breaker opens meanwhile, it pauses again.
 /// </summary>
 public sealed partial class DeliveryProcessor : BackgroundService
 {
@@ -21,8 +22,8 @@ public sealed partial class DeliveryProcessor : BackgroundService
     private readonly TimeProvider _time;
     private readonly TimeSpan _breakDuration;
     private readonly int _probeMessages;
-    private readonly ProcessorSettings _settings;
     private readonly ServiceBusReceiver _peeker;
+    private int _stopped;
 
     public DeliveryProcessor(
         ServiceBusClient client,
@@ -38,16 +39,26 @@ public sealed partial class DeliveryProcessor : BackgroundService
         _time = time;
         _breakDuration = breakerSettings.Value.BreakDuration;
         _probeMessages = breakerSettings.Value.ProbeMessages;
-        _settings = settings.Value;
         Breaker = breaker;
         Processor = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(settings.Value));
         Processor.ProcessMessageAsync += workflow.HandleAsync;
         Processor.ProcessErrorAsync += OnErrorAsync;
+        Probe = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(new ProcessorSettings
+        {
+            MaxConcurrentCalls = 1,
+            PrefetchCount = 0,
+            MaxAutoLockRenewalDuration = settings.Value.MaxAutoLockRenewalDuration,
+        }));
+        Probe.ProcessMessageAsync += workflow.HandleAsync;
+        Probe.ProcessErrorAsync += OnErrorAsync;
         _peeker = client.CreateReceiver(serviceBus.Value.QueueName);
     }
 
     /// <summary>The processor, with its effective options.</summary>
     public ServiceBusProcessor Processor { get; }
+
+    /// <summary>The processor that takes one message at a time, without prefetch, while the processor resumes after a break.</summary>
+    public ServiceBusProcessor Probe { get; }
 
     /// <summary>The breaker that pauses <see cref="Processor"/>.</summary>
     public WorkflowCircuitBreaker Breaker { get; }
@@ -86,7 +97,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
     {
         try
         {
-            await StartProcessingAsync(stoppingToken).ConfigureAwait(false);
+            await StartProcessingAsync(Processor, stoppingToken).ConfigureAwait(false);
             while (true)
             {
                 await WaitUntilAsync(() => Breaker.State == BreakerState.Open, stoppingToken).ConfigureAwait(false);
@@ -95,6 +106,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
                 // the running handlers (they finish and settle; prefetched messages are released).
                 PausedByBreaker = true;
                 await Processor.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 LogPaused(_logger, Processor.EntityPath, _breakDuration.TotalSeconds);
                 await Task.Delay(_breakDuration, _time, stoppingToken).ConfigureAwait(false);
 
@@ -102,17 +114,15 @@ public sealed partial class DeliveryProcessor : BackgroundService
                 // breaker opens again (the first message is its half-open probe).
                 var openings = Breaker.Openings;
                 var successes = Breaker.Successes;
-                Processor.UpdateConcurrency(1);
-                Processor.UpdatePrefetchCount(0);
-                await StartProcessingAsync(stoppingToken).ConfigureAwait(false);
+                await StartProcessingAsync(Probe, stoppingToken).ConfigureAwait(false);
                 PausedByBreaker = false;
                 await WaitUntilAsync(
                     () => Breaker.Openings != openings || (Breaker.State == BreakerState.Closed && Breaker.Successes - successes >= _probeMessages),
                     stoppingToken).ConfigureAwait(false);
                 if (Breaker.Openings == openings)
                 {
-                    Processor.UpdateConcurrency(_settings.MaxConcurrentCalls);
-                    Processor.UpdatePrefetchCount(_settings.PrefetchCount);
+                    await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                    await StartProcessingAsync(Processor, stoppingToken).ConfigureAwait(false);
                     LogResumed(_logger, Processor.EntityPath, Processor.MaxConcurrentCalls);
                 }
             }
@@ -137,20 +147,32 @@ public sealed partial class DeliveryProcessor : BackgroundService
         }
     }
 
-    /// <summary>Starts the processor and logs the options it runs with.</summary>
-    private async Task StartProcessingAsync(CancellationToken stoppingToken)
+    /// <summary>Starts <paramref name="processor"/> and logs the options it runs with.</summary>
+    private async Task StartProcessingAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
     {
-        await Processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
-        LogStarted(_logger, Processor.EntityPath, Processor.MaxConcurrentCalls, Processor.PrefetchCount, Processor.MaxAutoLockRenewalDuration);
+        await processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
+        LogStarted(_logger, processor.EntityPath, processor.MaxConcurrentCalls, processor.PrefetchCount, processor.MaxAutoLockRenewalDuration);
     }
 
+    /// <summary>
+    /// Stops taking messages and waits (up to Processor:ShutdownTimeout, the host's limit) for the running handlers to
+    /// finish and settle what they hold, so that no message waits out its lock; prefetched messages go back to the
+    /// queue as the links close. Called by the host on SIGTERM; a second call does nothing.
+    /// </summary>
     public override async Task StopAsync(CancellationToken cancellationToken)
     {
+        if (Interlocked.Exchange(ref _stopped, 1) == 1)
+        {
+            return;
+        }
+
         await base.StopAsync(cancellationToken).ConfigureAwait(false);
 
         // Lets running handlers finish and settle; prefetched messages go back to the queue as the links close.
         await Processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
+        await Probe.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
         await Processor.DisposeAsync().ConfigureAwait(false);
+        await Probe.DisposeAsync().ConfigureAwait(false);
         await _peeker.DisposeAsync().ConfigureAwait(false);
     }
 

@@ -4,6 +4,7 @@ using DroneDelivery.ServiceDefaults.Health;
 using DroneDelivery.ServiceDefaults.Settings;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Options;
 
 namespace DroneDelivery.Workflow;
 
@@ -18,6 +19,7 @@ public static class WorkflowServices
     {
         builder.AddServiceBus();
         builder.AddSettings<ProcessorSettings>("Processor");
+        builder.Services.AddOptions<HostOptions>().Configure<IOptions<ProcessorSettings>>((host, processor) => host.ShutdownTimeout = processor.Value.ShutdownTimeout);
         builder.AddSettings<RedeliverySettings>("Redelivery");
         builder.AddSettings<CircuitBreakerSettings>("CircuitBreaker");
         builder.Services.TryAddSingleton(TimeProvider.System);
@@ -44,7 +46,7 @@ internal sealed class ProcessorHealthCheck(DeliveryProcessor host) : IHealthChec
             return HealthCheckResult.Healthy($"Paused by the circuit breaker ({host.Breaker.State}): the backends are failing.");
         }
 
-        if (!host.Processor.IsProcessing)
+        if (!host.Processor.IsProcessing && !host.Probe.IsProcessing)
         {
             return HealthCheckResult.Unhealthy($"Not processing {host.Processor.EntityPath}: starting.");
         }
