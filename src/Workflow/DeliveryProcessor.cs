@@ -104,9 +104,9 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
                 // Paused: stop taking messages — from here, not from a handler, since stopping waits for
                 // the running handlers (they finish and settle; prefetched messages are released).
-                PausedByBreaker = true;
                 await Processor.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                PausedByBreaker = true;
                 LogPaused(_logger, Processor.EntityPath, _breakDuration.TotalSeconds);
                 await Task.Delay(_breakDuration, _time, stoppingToken).ConfigureAwait(false);
 

@@ -4,7 +4,6 @@ using DroneDelivery.ServiceDefaults.Health;
 using DroneDelivery.ServiceDefaults.Settings;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Microsoft.Extensions.Options;
 
 namespace DroneDelivery.Workflow;
 
@@ -19,7 +18,14 @@ public static class WorkflowServices
     {
         builder.AddServiceBus();
         builder.AddSettings<ProcessorSettings>("Processor");
-        builder.Services.AddOptions<HostOptions>().Configure<IOptions<ProcessorSettings>>((host, processor) => host.ShutdownTimeout = processor.Value.ShutdownTimeout);
+        builder.Services.Configure<HostOptions>(host =>
+        {
+            // Read here without validation (the host resolves its options before the settings are checked); a bad
+            // value stops the start, naming the setting, through the Processor section's own validation.
+            host.ShutdownTimeout = TimeSpan.TryParse(builder.Configuration["Processor:ShutdownTimeout"], System.Globalization.CultureInfo.InvariantCulture, out var timeout) && timeout > TimeSpan.Zero
+                ? timeout
+                : new ProcessorSettings().ShutdownTimeout;
+        });
         builder.AddSettings<RedeliverySettings>("Redelivery");
         builder.AddSettings<CircuitBreakerSettings>("CircuitBreaker");
         builder.Services.TryAddSingleton(TimeProvider.System);
