@@ -246,6 +246,35 @@ public sealed class AmqpConnection : IAsyncDisposable
 
     public async ValueTask DisposeAsync() => await CloseAsync().ConfigureAwait(false);
 
+    /// <summary>
+    /// Ends the connection by dropping its transport, without a close frame and without flushing what is queued (the
+    /// socket is reset): what the peer sees when the network or the process behind the connection fails.
+    /// </summary>
+    public void Abort()
+    {
+        if (_stream is NetworkStream { Socket: var socket })
+        {
+            try
+            {
+                socket.LingerState = new LingerOption(true, 0);
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                // Already gone.
+            }
+        }
+
+        try
+        {
+            _stream.Dispose();
+        }
+        catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
+        {
+        }
+
+        Terminate(new Error { Condition = ErrorCondition.ConnectionForced, Description = "The transport was dropped." });
+    }
+
     /// <summary>Ends the connection at once with <paramref name="error"/> (sent to the peer if the transport still works).</summary>
     public void Fail(Error error)
     {
@@ -379,6 +408,7 @@ public sealed class AmqpConnection : IAsyncDisposable
             while (await _writeSignal.Reader.WaitToReadAsync().ConfigureAwait(false))
             {
                 _writeSignal.Reader.TryRead(out _);
+                await PassGateAsync().ConfigureAwait(false);
                 await FlushPendingAsync().ConfigureAwait(false);
             }
 
@@ -389,6 +419,9 @@ public sealed class AmqpConnection : IAsyncDisposable
             Terminate(new Error { Condition = ErrorCondition.ConnectionForced, Description = "The transport failed: " + e.Message });
         }
     }
+
+    /// <summary>Waits while <see cref="AmqpConnectionOptions.Gate"/> holds traffic.</summary>
+    private Task PassGateAsync() => Options.Gate?.WaitAsync() ?? Task.CompletedTask;
 
     private async Task FlushPendingAsync()
     {
@@ -479,6 +512,7 @@ public sealed class AmqpConnection : IAsyncDisposable
                     try
                     {
                         Volatile.Write(ref _lastReceived, Options.TimeProvider.GetTimestamp());
+                        await PassGateAsync().ConfigureAwait(false);
                         ProcessFrame(frame.Span);
                     }
                     finally

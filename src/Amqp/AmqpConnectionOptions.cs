@@ -57,6 +57,9 @@ public sealed record AmqpConnectionOptions
     /// unresponsive peer and stay on the system clock, so a fake clock that is never moved cannot hang them.
     /// </summary>
     public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
+    /// <summary>When set, holds the connection's traffic while the gate is held (a broker that stops answering).</summary>
+    public TrafficGate? Gate { get; init; }
 }
 
 /// <summary>Decides on links the peer attaches (the listener role, or callbacks on a client).</summary>

@@ -316,9 +316,10 @@ public sealed class SenderLink : AmqpLink
     {
     }
 
+    /// <summary>The credit a transfer may use now: none once this side has sent its detach (nothing more may go out), as <see cref="TrySend"/> decides.</summary>
     public uint Credit
     {
-        get { lock (Sync) { return _credit; } }
+        get { lock (Sync) { return IsClosed || DetachSent ? 0 : _credit; } }
     }
 
     public uint DeliveryCount
@@ -399,7 +400,7 @@ public sealed class SenderLink : AmqpLink
     {
         lock (Sync)
         {
-            if (IsClosed || _credit == 0)
+            if (IsClosed || DetachSent || _credit == 0)
             {
                 return null;
             }

@@ -11,16 +11,19 @@ namespace DroneDelivery.Workflow;
 /// links in the background and keeps retrying when the queue cannot be reached (ServiceBus:Retry), reporting each
 /// failure here; meanwhile the readiness check, which peeks the queue, fails. When the
 /// <see cref="WorkflowCircuitBreaker"/> opens it stops taking messages (running handlers finish; prefetched
-/// messages are released), waits CircuitBreaker:BreakDuration, then takes messages one at a time with a
-/// <see cref="Probe"/> processor (no prefetch) until the breaker closes, and resumes at MaxConcurrentCalls — or, if
-/// a probe fails, pauses again.
+/// messages are released), waits CircuitBreaker:BreakDuration, then resumes gently: a <see cref="Probe"/> processor
+/// takes one message at a time, without prefetch — the first is the breaker's half-open probe — until
+/// CircuitBreaker:ProbeMessages have succeeded, and only then does the processor run at MaxConcurrentCalls and
+/// PrefetchCount again. If the breaker opens meanwhile, it pauses again.
 /// </summary>
 public sealed partial class DeliveryProcessor : BackgroundService
 {
     private readonly ILogger<DeliveryProcessor> _logger;
     private readonly TimeProvider _time;
     private readonly TimeSpan _breakDuration;
+    private readonly int _probeMessages;
     private readonly ServiceBusReceiver _peeker;
+    private int _stopped;
 
     public DeliveryProcessor(
         ServiceBusClient client,
@@ -35,6 +38,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
         _logger = logger;
         _time = time;
         _breakDuration = breakerSettings.Value.BreakDuration;
+        _probeMessages = breakerSettings.Value.ProbeMessages;
         Breaker = breaker;
         Processor = client.CreateProcessor(serviceBus.Value.QueueName, CreateOptions(settings.Value));
         Processor.ProcessMessageAsync += workflow.HandleAsync;
@@ -53,7 +57,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
     /// <summary>The processor, with its effective options.</summary>
     public ServiceBusProcessor Processor { get; }
 
-    /// <summary>The processor that takes one message at a time while the breaker is half-open.</summary>
+    /// <summary>The processor that takes one message at a time, without prefetch, while the processor resumes after a break.</summary>
     public ServiceBusProcessor Probe { get; }
 
     /// <summary>The breaker that pauses <see cref="Processor"/>.</summary>
@@ -93,39 +97,33 @@ public sealed partial class DeliveryProcessor : BackgroundService
     {
         try
         {
-            await StartAsync(Processor, stoppingToken).ConfigureAwait(false);
+            await StartProcessingAsync(Processor, stoppingToken).ConfigureAwait(false);
             while (true)
             {
-                if (Breaker.State != BreakerState.Open)
-                {
-                    var change = Breaker.WaitForChangeAsync(stoppingToken);
-                    if (Breaker.State != BreakerState.Open)
-                    {
-                        await change.ConfigureAwait(false);
-                    }
-
-                    continue;
-                }
+                await WaitUntilAsync(() => Breaker.State == BreakerState.Open, stoppingToken).ConfigureAwait(false);
 
                 // Paused: stop taking messages — from here, not from a handler, since stopping waits for
                 // the running handlers (they finish and settle; prefetched messages are released).
-                PausedByBreaker = true;
                 await Processor.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                PausedByBreaker = true;
                 LogPaused(_logger, Processor.EntityPath, _breakDuration.TotalSeconds);
                 await Task.Delay(_breakDuration, _time, stoppingToken).ConfigureAwait(false);
 
-                // Half-open: one message at a time until enough have succeeded (closed) or one fails (open).
-                Breaker.HalfOpen();
-                var decided = Breaker.WaitForChangeAsync(stoppingToken);
-                await StartAsync(Probe, stoppingToken).ConfigureAwait(false);
+                // Gently: one message at a time, none locked ahead, until ProbeMessages have succeeded — or the
+                // breaker opens again (the first message is its half-open probe).
+                var openings = Breaker.Openings;
+                var successes = Breaker.Successes;
+                await StartProcessingAsync(Probe, stoppingToken).ConfigureAwait(false);
                 PausedByBreaker = false;
-                await decided.ConfigureAwait(false);
-                await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
-                if (Breaker.State == BreakerState.Closed)
+                await WaitUntilAsync(
+                    () => Breaker.Openings != openings || (Breaker.State == BreakerState.Closed && Breaker.Successes - successes >= _probeMessages),
+                    stoppingToken).ConfigureAwait(false);
+                if (Breaker.Openings == openings)
                 {
-                    await StartAsync(Processor, stoppingToken).ConfigureAwait(false);
-                    LogResumed(_logger, Processor.EntityPath);
+                    await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
+                    await StartProcessingAsync(Processor, stoppingToken).ConfigureAwait(false);
+                    LogResumed(_logger, Processor.EntityPath, Processor.MaxConcurrentCalls);
                 }
             }
         }
@@ -135,15 +133,39 @@ public sealed partial class DeliveryProcessor : BackgroundService
         }
     }
 
+    private async Task WaitUntilAsync(Func<bool> condition, CancellationToken stoppingToken)
+    {
+        while (true)
+        {
+            var change = Breaker.WaitForChangeAsync(stoppingToken);
+            if (condition())
+            {
+                return;
+            }
+
+            await change.ConfigureAwait(false);
+        }
+    }
+
     /// <summary>Starts <paramref name="processor"/> and logs the options it runs with.</summary>
-    private async Task StartAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
+    private async Task StartProcessingAsync(ServiceBusProcessor processor, CancellationToken stoppingToken)
     {
         await processor.StartProcessingAsync(stoppingToken).ConfigureAwait(false);
         LogStarted(_logger, processor.EntityPath, processor.MaxConcurrentCalls, processor.PrefetchCount, processor.MaxAutoLockRenewalDuration);
     }
 
+    /// <summary>
+    /// Stops taking messages and waits (up to Processor:ShutdownTimeout, the host's limit) for the running handlers to
+    /// finish and settle what they hold, so that no message waits out its lock; prefetched messages go back to the
+    /// queue as the links close. Called by the host on SIGTERM; a second call does nothing.
+    /// </summary>
     public override async Task StopAsync(CancellationToken cancellationToken)
     {
+        if (Interlocked.Exchange(ref _stopped, 1) == 1)
+        {
+            return;
+        }
+
         await base.StopAsync(cancellationToken).ConfigureAwait(false);
 
         // Lets running handlers finish and settle; prefetched messages go back to the queue as the links close.
@@ -178,8 +200,8 @@ public sealed partial class DeliveryProcessor : BackgroundService
     [LoggerMessage(EventId = 4414, EventName = "ProcessorPaused", Level = LogLevel.Warning, Message = "Circuit breaker open: queue {Queue} paused for {BreakSeconds} s")]
     private static partial void LogPaused(ILogger logger, string queue, double breakSeconds);
 
-    [LoggerMessage(EventId = 4415, EventName = "ProcessorResumed", Level = LogLevel.Information, Message = "Circuit breaker closed: queue {Queue} processed at full concurrency again")]
-    private static partial void LogResumed(ILogger logger, string queue);
+    [LoggerMessage(EventId = 4415, EventName = "ProcessorResumed", Level = LogLevel.Information, Message = "Circuit breaker closed: queue {Queue} processed at MaxConcurrentCalls {MaxConcurrentCalls} again")]
+    private static partial void LogResumed(ILogger logger, string queue, int maxConcurrentCalls);
 
     [LoggerMessage(EventId = 4412, EventName = "ProcessorError", Level = LogLevel.Warning, Message = "Service Bus processor error ({Source}): {Error}")]
     private static partial void LogProcessorError(ILogger logger, string source, string error);

@@ -106,13 +106,24 @@ public sealed partial class DeliveryWorkflow(
         var (attempt, firstAttempt) = ReadAttempt(message, now);
         var lastAttempt = message.DeliveryCount >= _maxDeliveryCount || now - firstAttempt >= _redelivery.TransientBudget;
 
-        var settlement = operation switch
+        Settlement settlement;
+        try
         {
-            DeliveryMessages.Delivery => await ScheduleAsync(message, lastAttempt, args.CancellationToken),
-            DeliveryMessages.Cancel => await CancelAsync(message, lastAttempt, args.CancellationToken),
-            DeliveryMessages.Reschedule => await RescheduleAsync(message, lastAttempt, args.CancellationToken),
-            _ => new Settlement.DeadLetter(Reasons.UnknownOperation, $"The '{DeliveryMessages.OperationProperty}' property is '{operation ?? "(missing)"}'; expected delivery, cancel or reschedule."),
-        };
+            settlement = operation switch
+            {
+                DeliveryMessages.Delivery => await ScheduleAsync(message, lastAttempt, args.CancellationToken),
+                DeliveryMessages.Cancel => await CancelAsync(message, lastAttempt, args.CancellationToken),
+                DeliveryMessages.Reschedule => await RescheduleAsync(message, lastAttempt, args.CancellationToken),
+                _ => new Settlement.DeadLetter(Reasons.UnknownOperation, $"The '{DeliveryMessages.OperationProperty}' property is '{operation ?? "(missing)"}'; expected delivery, cancel or reschedule."),
+            };
+        }
+        catch (OperationCanceledException) when (args.CancellationToken.IsCancellationRequested)
+        {
+            // The processor is stopping (the pod is shutting down): give the message back at once rather than let it
+            // wait out its lock. Its steps may be half done; the next delivery repeats them, idempotent on the delivery id.
+            await ReleaseAsync(args, operationTag, started);
+            return;
+        }
 
         switch (settlement)
         {
@@ -127,6 +138,31 @@ public sealed partial class DeliveryWorkflow(
         }
 
         var outcome = await SettleAsync(args, settlement, operationTag, attempt, firstAttempt);
+        var tags = new TagList { { "operation", operationTag }, { "outcome", outcome } };
+        WorkflowTelemetry.MessageCount.Add(1, tags);
+        WorkflowTelemetry.ProcessDurations.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, tags);
+    }
+
+    private async Task ReleaseAsync(ProcessMessageEventArgs args, string operationTag, long started)
+    {
+        var outcome = WorkflowTelemetry.Outcomes.Abandoned;
+        try
+        {
+            await args.AbandonMessageAsync(args.Message, cancellationToken: CancellationToken.None);
+            ServiceBusClientTelemetry.RecordAbandoned(args.EntityPath);
+            LogAbandoned(logger, args.Message.MessageId, args.Message.DeliveryCount, "the processor is stopping");
+        }
+        catch (Exception e) when (ServiceBusClientTelemetry.IsLockLost(e))
+        {
+            ServiceBusClientTelemetry.RecordLockLost(args.EntityPath);
+            outcome = WorkflowTelemetry.Outcomes.LockLost;
+        }
+        catch (ServiceBusException e)
+        {
+            LogSettleFailed(logger, args.Message.MessageId, e.Reason.ToString(), e.Message);
+            outcome = WorkflowTelemetry.Outcomes.SettleFailed;
+        }
+
         var tags = new TagList { { "operation", operationTag }, { "outcome", outcome } };
         WorkflowTelemetry.MessageCount.Add(1, tags);
         WorkflowTelemetry.ProcessDurations.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, tags);

@@ -25,6 +25,14 @@ public sealed class ProcessorSettings
     public TimeSpan MaxAutoLockRenewalDuration { get; set; } = TimeSpan.FromMinutes(5);
 
     /// <summary>
+    /// How long a stopping Workflow waits for the messages it holds to finish and be settled (1 s – 1 h; the host's
+    /// ShutdownTimeout). Default 00:01:00. Keep it below the pod's terminationGracePeriodSeconds, so that no message
+    /// is cut off mid-way and left to wait out its lock.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
+    public TimeSpan ShutdownTimeout { get; set; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>
     /// The queue's MaxDeliveryCount (count, 1 – 2000; Service Bus' default 10). On that delivery a
     /// transient failure is final: the workflow compensates and dead-letters the message itself, with
     /// its reason, instead of abandoning it to be dead-lettered by the broker with partial work left.

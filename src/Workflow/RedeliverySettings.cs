@@ -36,11 +36,12 @@ public sealed class RedeliverySettings : IValidatableObject
 }
 
 /// <summary>
-/// The workflow's circuit breaker (section <c>CircuitBreaker</c>): when the share of messages that failed
-/// transiently over <see cref="SamplingDuration"/> reaches <see cref="FailureRatio"/> (with at least
-/// <see cref="MinimumThroughput"/> messages), the processor stops taking messages for
-/// <see cref="BreakDuration"/>, then takes them one at a time until <see cref="ProbeMessages"/> have
-/// succeeded, then resumes at Processor:MaxConcurrentCalls. A failure while probing opens it again.
+/// The workflow's circuit breaker (section <c>CircuitBreaker</c>, Polly's): when, on a transient failure, the share
+/// of messages that failed transiently over <see cref="SamplingDuration"/> reaches <see cref="FailureRatio"/> (with
+/// at least <see cref="MinimumThroughput"/> messages), the processor stops taking messages for
+/// <see cref="BreakDuration"/>, then takes them one at a time, without prefetch, until <see cref="ProbeMessages"/>
+/// have succeeded, then resumes at Processor:MaxConcurrentCalls. The first message after the break is the
+/// half-open probe: its transient failure opens the breaker again.
 /// </summary>
 public sealed class CircuitBreakerSettings
 {
@@ -51,8 +52,8 @@ public sealed class CircuitBreakerSettings
     [Range(0.01, 1.0)]
     public double FailureRatio { get; set; } = 0.5;
 
-    /// <summary>Fewest messages in the sampling window before the breaker may open (count, 1 – 100000). Default 20.</summary>
-    [Range(1, 100_000)]
+    /// <summary>Fewest messages in the sampling window before the breaker may open (count, 2 – 100000; Polly's minimum is 2). Default 20.</summary>
+    [Range(2, 100_000)]
     public int MinimumThroughput { get; set; } = 20;
 
     /// <summary>The window over which the failure share is measured (1 s – 10 min). Default 00:00:30.</summary>

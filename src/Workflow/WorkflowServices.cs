@@ -18,6 +18,14 @@ public static class WorkflowServices
     {
         builder.AddServiceBus();
         builder.AddSettings<ProcessorSettings>("Processor");
+        builder.Services.Configure<HostOptions>(host =>
+        {
+            // Read here without validation (the host resolves its options before the settings are checked); a bad
+            // value stops the start, naming the setting, through the Processor section's own validation.
+            host.ShutdownTimeout = TimeSpan.TryParse(builder.Configuration["Processor:ShutdownTimeout"], System.Globalization.CultureInfo.InvariantCulture, out var timeout) && timeout > TimeSpan.Zero
+                ? timeout
+                : new ProcessorSettings().ShutdownTimeout;
+        });
         builder.AddSettings<RedeliverySettings>("Redelivery");
         builder.AddSettings<CircuitBreakerSettings>("CircuitBreaker");
         builder.Services.TryAddSingleton(TimeProvider.System);

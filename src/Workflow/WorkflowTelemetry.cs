@@ -42,7 +42,7 @@ public static class WorkflowTelemetry
         /// <summary>A transient failure: a copy is scheduled for later and the original completed.</summary>
         public const string Retried = "retried";
 
-        /// <summary>A transient failure whose retry could not be scheduled: the message goes back to the queue to be delivered again.</summary>
+        /// <summary>Given back to the queue to be delivered again: a transient failure whose retry could not be scheduled, or a message held when the processor stopped.</summary>
         public const string Abandoned = "abandoned";
 
         /// <summary>Dead-lettered with nothing to undo.</summary>

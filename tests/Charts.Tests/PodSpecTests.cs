@@ -27,6 +27,19 @@ public sealed partial class PodSpecTests
 
     [Theory]
     [MemberData(nameof(ValueSetNames))]
+    public void The_workflow_pod_is_given_longer_to_stop_than_the_workflow_waits_for_the_messages_it_holds(string valueSet)
+    {
+        var (workload, container) = Containers(valueSet).Single(c => c.Workload.Kind == "Deployment" && c.Workload.Id.EndsWith("workflow", StringComparison.Ordinal));
+        var grace = int.Parse(workload.PodSpec.Text("terminationGracePeriodSeconds")!, System.Globalization.CultureInfo.InvariantCulture);
+        var shutdown = container.List("env").OfType<IDictionary<object, object?>>().Single(e => e.Text("name") == "Processor__ShutdownTimeout").Text("value")!;
+
+        // Room for the host's own stop after the processor's: what is still held when the grace period ends is cut off.
+        Assert.True(TimeSpan.FromSeconds(grace) >= TimeSpan.Parse(shutdown, System.Globalization.CultureInfo.InvariantCulture) + TimeSpan.FromSeconds(15),
+            $"{workload.Id}: terminationGracePeriodSeconds {grace} leaves no room after Processor:ShutdownTimeout {shutdown}.");
+    }
+
+    [Theory]
+    [MemberData(nameof(ValueSetNames))]
     public void Every_long_running_container_has_liveness_and_readiness_probes(string valueSet)
     {
         foreach (var (workload, container) in Containers(valueSet).Where(c => c.Workload.Kind == "Deployment"))

@@ -231,6 +231,50 @@ public sealed class WorkflowRetryTests(SystemFixture system)
             metrics.Of(WorkflowTelemetry.BreakerTransitionsName).Select(m => (string)m.Tags["state"]!));
     }
 
+    [Fact]
+    public async Task A_stopping_workflow_gives_back_the_messages_it_holds_before_it_stops_and_none_waits_out_its_lock()
+    {
+        await using var bench = await Bench.StartAsync(system, new()
+        {
+            ["Redelivery:BaseDelay"] = "00:10:00",
+            ["Redelivery:MaxDelay"] = "00:10:00",
+        });
+        var held = bench.HoldNextPut();
+        var id = NewId();
+        await bench.SendAsync(id);
+        await held.Entered.Task.WaitAsync(Patience);
+        Assert.Equal(1, bench.Bus.GetMetrics()[Queue].LockedMessages);
+
+        // What the host does on SIGTERM. The handler holds the message inside a backend call.
+        var processor = bench.Workflow.Services.GetRequiredService<DeliveryProcessor>();
+        await processor.StopAsync(CancellationToken.None).WaitAsync(Patience);
+
+        // By the time the stop returned the message was given back — on a clock that never moved, so its
+        // 5-minute lock cannot have expired: the Workflow released it.
+        var queue = bench.Bus.GetMetrics()[Queue];
+        Assert.Equal((1L, 0L, 0L, 0L), (queue.Counters.Abandoned, queue.Counters.LockExpirations, queue.Counters.Completed, queue.Counters.DeadLettered));
+        Assert.Equal((0L, 1L), (queue.LockedMessages, queue.ActiveMessages));
+        held.Release.SetResult();
+
+        // Nothing lost: the next Workflow takes it and completes it.
+        await using var next = await system.StartWorkflowAsync(Queue, new()
+        {
+            ["ServiceBus:ConnectionString"] = bench.Bus.ConnectionString,
+            ["Processor:MaxDeliveryCount"] = SystemFixture.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture),
+        });
+        await system.Delivery.WaitForStatusAsync(id, _ => true);
+        Assert.True(await Eventually.TrueAsync(() => bench.Counters.Completed == 1, Patience));
+    }
+
+    [Fact]
+    public async Task The_shutdown_timeout_setting_reaches_the_host()
+    {
+        await using var workflow = await system.StartWorkflowAsync("no-such-queue", new() { ["Processor:ShutdownTimeout"] = "00:01:15" });
+
+        Assert.Equal(TimeSpan.FromSeconds(75), workflow.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<Microsoft.Extensions.Hosting.HostOptions>>().Value.ShutdownTimeout);
+        Assert.Contains("Setting Processor:ShutdownTimeout = 00:01:15", workflow.Logs.Messages);
+    }
+
     /// <summary>A Service Bus emulator and a Workflow sharing one fake clock; the package backend fails (503) while <see cref="Failing"/>.</summary>
     private sealed class Bench : IAsyncDisposable
     {

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text.Json;
 using DroneDelivery.Amqp;
 using DroneDelivery.Emulators.ServiceBus.Broker;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -37,7 +38,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         Options = options;
         _namespace = ns;
         _listener = listener;
-        _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds, options.TimeProvider);
+        _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds, options.TimeProvider, ns.Faults);
         _sweeper = Task.Run(SweepLoopAsync);
     }
 
@@ -72,14 +73,20 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         ServiceBusEmulator? started = null;
         var listener = AmqpListener.Start(new IPEndPoint(address, options.Port), new AmqpListenerOptions
         {
-            Connection = new AmqpConnectionOptions { ContainerId = "servicebus-emulator-" + options.NamespaceName, MaxFrameSize = 256 * 1024, IdleTimeout = TimeSpan.FromMinutes(4) },
+            Connection = new AmqpConnectionOptions
+            {
+                ContainerId = "servicebus-emulator-" + options.NamespaceName,
+                MaxFrameSize = 256 * 1024,
+                IdleTimeout = TimeSpan.FromMinutes(4),
+                Gate = ns.Faults.Gate,
+            },
             SaslMechanisms = [SaslMechanism.MsSbCbs, SaslMechanism.Anonymous],
             RequireSasl = false,
             HandlerFactory = connection =>
             {
                 var state = new ConnectionState();
                 connection.Context = state;
-                return new EmulatorLinkHandler(ns, state);
+                return new EmulatorLinkHandler(ns, state, connection);
             },
             ConnectionFailed = (connection, error) => started?.ConnectionFailed?.Invoke($"connection from {connection.RemoteEndPoint} ended: {error}"),
         });
@@ -102,6 +109,9 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
 
     /// <summary>Every queue's counters, current counts and per-second series.</summary>
     public EmulatorMetricsSnapshot GetMetrics() => _metrics.Snapshot();
+
+    /// <summary>The faults injected into the namespace: set the rules, pause it, read what was injected (also over HTTP).</summary>
+    internal FaultInjector Faults => _namespace.Faults;
 
     /// <summary>The metrics in Prometheus text format (what <c>/metrics</c> serves).</summary>
     public string GetPrometheusMetrics() => _metrics.RenderPrometheus();
@@ -133,6 +143,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         app.MapGet(EmulatorMetricNames.PrometheusPath, () => Results.Text(_metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8"));
         app.MapGet(EmulatorMetricNames.JsonPath, () => Results.Text(JsonSerializer.Serialize(_metrics.Snapshot(), Json), "application/json"));
         app.MapGet(EmulatorMetricNames.HealthPath, () => Results.Json(new { status = "healthy", message = "Service is healthy." }));
+        FaultAdminEndpoints.Map(app, _namespace, Options);
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         HttpEndpoint = new Uri(bound.Replace("[::]", Options.Host, StringComparison.Ordinal).Replace("0.0.0.0", Options.Host, StringComparison.Ordinal) + "/");

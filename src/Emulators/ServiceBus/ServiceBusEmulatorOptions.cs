@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using System.Xml;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 
 namespace DroneDelivery.Emulators.ServiceBus;
 
@@ -58,6 +59,12 @@ public sealed record ServiceBusEmulatorOptions
 
     /// <summary>Seconds of per-second metric samples kept for the JSON series. Default 3600.</summary>
     public int MetricsSeriesSeconds { get; init; } = 3600;
+
+    /// <summary>
+    /// Faults injected from the start (Config.json's <c>Emulator.Faults</c>); <c>PUT /_emulator/faults</c> replaces
+    /// them at run time. Default none.
+    /// </summary>
+    public ServiceBusFaultOptions Faults { get; init; } = ServiceBusFaultOptions.None;
 
     /// <summary>Throws <see cref="EmulatorConfigurationException"/> naming the first bad setting.</summary>
     public void Validate()
@@ -170,6 +177,9 @@ public sealed record ServiceBusEmulatorOptions
                 SendLatency = OptionalMilliseconds(emulator, "SendLatencyMilliseconds", where) ?? options.SendLatency,
                 ReceiveLatency = OptionalMilliseconds(emulator, "ReceiveLatencyMilliseconds", where) ?? options.ReceiveLatency,
                 CompleteLatency = OptionalMilliseconds(emulator, "CompleteLatencyMilliseconds", where) ?? options.CompleteLatency,
+                Faults = emulator.TryGetProperty("Faults", out var faults) && faults.ValueKind != JsonValueKind.Null
+                    ? ServiceBusFaultOptions.FromJson(faults, $"{where}.Faults")
+                    : options.Faults,
             };
         }
 

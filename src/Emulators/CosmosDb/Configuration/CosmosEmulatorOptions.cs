@@ -61,6 +61,9 @@ public sealed class CosmosEmulatorOptions
     /// <summary>How many seconds of per-second metrics each partition keeps. Default 900.</summary>
     public int MetricsHistorySeconds { get; set; } = 900;
 
+    /// <summary>Faults injected into item and query requests from the start; <c>PUT /_emulator/faults</c> replaces them at run time. Default none.</summary>
+    public Faults.CosmosFaultOptions Faults { get; set; } = new();
+
     /// <summary>
     /// The clock behind RU budgets, the latency model, per-second metrics and the authorisation
     /// header's allowed skew. Not a setting: tests replace it to move time themselves.

@@ -26,6 +26,9 @@ public static class CosmosEmulatorOptionsValidator
         Require(options.MetricsHistorySeconds is > 0 and <= 86_400, $"MetricsHistorySeconds must be between 1 and 86400 (was {options.MetricsHistorySeconds}).");
         ValidateLatency(options.Latency, "Latency");
         ValidateCharges(options.RequestCharges, "RequestCharges");
+        Require(options.Faults is not null, "Faults must be an object (or left out).");
+        var faults = options.Faults!.Problem("Faults");
+        Require(faults is null, faults!);
 
         var databaseIds = new HashSet<string>(StringComparer.Ordinal);
         for (var d = 0; d < options.Databases.Count; d++)

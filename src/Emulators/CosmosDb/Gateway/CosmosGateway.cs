@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Query;
@@ -30,9 +31,12 @@ internal sealed class CosmosGateway
     private readonly TimeProvider _time;
     private readonly long _startTimestamp = Stopwatch.GetTimestamp();
 
-    public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, EmulatorInstruments instruments, ILogger logger)
+    private readonly CosmosFaultInjector _faults;
+
+    public CosmosGateway(AccountStore store, CosmosEmulatorOptions options, RequestLog log, EmulatorInstruments instruments, ILogger logger, CosmosFaultInjector faults)
     {
         _store = store;
+        _faults = faults;
         _time = options.TimeProvider;
         _authorizer = new MasterKeyAuthorizer(options.AccountKey, options.TimeProvider);
         _metadata = new MetadataHandlers(store, options);
@@ -156,6 +160,17 @@ internal sealed class CosmosGateway
             return GatewayResponse.NotFound($"Container '{address.Container}' does not exist in database '{database.Id}'.").Named(CosmosEmulatorOperations.ReadContainer);
         }
 
+        if (address.Kind is ResourceKind.DocumentFeed or ResourceKind.Document && _faults.Draw(database.Id, container.Id) is { } fault)
+        {
+            return Inject(fault, container, () => Serve(request, container));
+        }
+
+        return Serve(request, container);
+    }
+
+    private GatewayResponse Serve(GatewayRequest request, ContainerResource container)
+    {
+        var address = request.Address;
         return address.Kind switch
         {
             ResourceKind.Container => _metadata.Container(request, container),
@@ -179,6 +194,32 @@ internal sealed class CosmosGateway
                 _ => MetadataHandlers.MethodNotAllowed(request),
             },
         };
+    }
+
+    /// <summary>
+    /// An injected fault, as the service answers it: 503, 408, 410/1002 and 449 before any work is done; a delay
+    /// after the work is done, so a client that gives up first does not know it took effect.
+    /// </summary>
+    private static GatewayResponse Inject(CosmosFaultRule fault, ContainerResource container, Func<GatewayResponse> serve)
+    {
+        const string Injected = " (a fault injected by the emulator)";
+        var response = fault.Kind switch
+        {
+            CosmosFaultKind.ServiceUnavailable => GatewayResponse.Error(503, "ServiceUnavailable", "The service is currently unavailable." + Injected),
+            CosmosFaultKind.RequestTimeout => GatewayResponse.Error(408, "RequestTimeout", "The request timed out." + Injected),
+            CosmosFaultKind.PartitionKeyRangeGone => GatewayResponse.Error(410, "Gone", "The partition key range is gone: it was split." + Injected, subStatusCode: 1002),
+            CosmosFaultKind.RetryWith => GatewayResponse.Error(449, "RetryWith", "The operation encountered a transient conflict; retry it." + Injected),
+            _ => null,
+        };
+        if (response is not null)
+        {
+            response.Container = container;
+            return response;
+        }
+
+        var served = serve();
+        served.Latency += TimeSpan.FromMilliseconds(fault.DelayMilliseconds);
+        return served;
     }
 
     /// <summary>Charges the partitions' RU budgets and updates the model's metrics.</summary>

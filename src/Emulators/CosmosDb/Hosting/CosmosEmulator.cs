@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Gateway;
 using DroneDelivery.Emulators.CosmosDb.Hosting;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
@@ -30,10 +31,11 @@ public sealed class CosmosEmulator : IAsyncDisposable
     private readonly MetricsReader _metrics;
     private readonly EmulatorInstruments _instruments;
 
-    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway, EmulatorInstruments instruments)
+    private CosmosEmulator(WebApplication app, Uri endpoint, CosmosEmulatorOptions options, RequestLog log, MetricsReader metrics, CosmosGateway gateway, EmulatorInstruments instruments, CosmosFaultInjector faults)
     {
         _app = app;
         _instruments = instruments;
+        Faults = faults;
         Pipeline = gateway;
         _log = log;
         _metrics = metrics;
@@ -57,6 +59,12 @@ public sealed class CosmosEmulator : IAsyncDisposable
     /// in-memory <c>HttpContext</c> to push many cases through the same code without a socket each.
     /// </summary>
     internal CosmosGateway Pipeline { get; }
+
+    /// <summary>The faults injected into item and query requests: the rules (also <c>/_emulator/faults</c>) and what was injected.</summary>
+    internal CosmosFaultInjector Faults { get; }
+
+    /// <summary>Every fault injected so far, by container and kind (also in <c>/metrics</c> and <c>GET /_emulator/faults</c>).</summary>
+    public IReadOnlyList<InjectedFaultCount> GetInjectedFaults() => Faults.Counts();
 
     /// <summary>The sequence number of the latest recorded request (0 before any).</summary>
     public long LastRequestSequence => _log.LastSequence;
@@ -92,15 +100,17 @@ public sealed class CosmosEmulator : IAsyncDisposable
         builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(5));
 
         var store = new AccountStore(options);
-        var instruments = new EmulatorInstruments(store);
+        var faults = new CosmosFaultInjector();
+        faults.Configure(options.Faults);
+        var instruments = new EmulatorInstruments(store, faults);
         builder.Services.AddEmulatorMetrics("cosmos-emulator", instruments.Meter);
         var app = builder.Build();
         try
         {
             var log = new RequestLog(options.RequestLogCapacity);
             var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
-            var gateway = new CosmosGateway(store, options, log, instruments, app.Logger);
-            var endpoints = new EmulatorEndpoints(metrics, log);
+            var gateway = new CosmosGateway(store, options, log, instruments, app.Logger, faults);
+            var endpoints = new EmulatorEndpoints(metrics, log, faults, options.AccountKey);
             app.UseEmulatorMetrics();
             app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
                 ? endpoints.HandleAsync(http)
@@ -111,7 +121,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
                 .Features.Get<IServerAddressesFeature>()!.Addresses.First();
             var port = new Uri(address).Port;
             var endpoint = new Uri($"{(options.Https ? "https" : "http")}://{ReachableHost(options.Host)}:{port}/");
-            return new CosmosEmulator(app, endpoint, options, log, metrics, gateway, instruments);
+            return new CosmosEmulator(app, endpoint, options, log, metrics, gateway, instruments, faults);
         }
         catch
         {

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using Microsoft.AspNetCore.Http;
 
@@ -7,15 +8,26 @@ namespace DroneDelivery.Emulators.CosmosDb;
 
 /// <summary>
 /// The emulator's own endpoints, on paths no Cosmos DB REST path uses: <c>GET /_emulator/health</c>,
-/// <c>GET /_emulator/metrics?seconds=N</c> (JSON) and <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
-/// timings); <c>GET /metrics</c> (Prometheus text) is the exporter's (<see cref="EmulatorMetricsEndpoint"/>). No authorisation.
+/// <c>GET /_emulator/metrics?seconds=N</c> (JSON), <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
+/// timings) and <c>/_emulator/faults</c> (the injected faults: GET reads the rules and the counts, PUT replaces the
+/// rules, DELETE removes them); <c>GET /metrics</c> (Prometheus text, injected faults included) is the exporter's
+/// (<see cref="EmulatorMetricsEndpoint"/>). Reading needs no authorisation; a change to the faults needs the account
+/// key in <c>x-emulator-key</c>.
 /// </summary>
-internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
+internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, CosmosFaultInjector faults, string accountKey)
 {
     public const string Prefix = "/_emulator";
+    public const string FaultsPath = Prefix + "/faults";
+    public const string KeyHeader = "x-emulator-key";
 
     public async Task HandleAsync(HttpContext http)
     {
+        if (http.Request.Path.Value == FaultsPath)
+        {
+            await FaultsAsync(http).ConfigureAwait(false);
+            return;
+        }
+
         if (!HttpMethods.IsGet(http.Request.Method))
         {
             await ErrorAsync(http, 405, "MethodNotAllowed", $"{http.Request.Method} is not supported on the emulator's own endpoints; use GET.").ConfigureAwait(false);
@@ -51,11 +63,72 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log)
                 break;
             default:
                 await ErrorAsync(http, 404, "NotFound",
-                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests and {EmulatorMetricsEndpoint.Path}.")
+                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests, {FaultsPath} and {EmulatorMetricsEndpoint.Path}.")
                     .ConfigureAwait(false);
                 break;
         }
     }
+
+    /// <summary>What <c>GET /_emulator/faults</c> answers.</summary>
+    private object FaultState() => new { faults = faults.Options, injected = faults.Counts() };
+
+    private async Task FaultsAsync(HttpContext http)
+    {
+        var method = http.Request.Method;
+        if (HttpMethods.IsGet(method))
+        {
+            await WriteJsonAsync(http, FaultState()).ConfigureAwait(false);
+            return;
+        }
+
+        if (!HttpMethods.IsPut(method) && !HttpMethods.IsDelete(method))
+        {
+            await ErrorAsync(http, 405, "MethodNotAllowed", $"{method} is not supported on {FaultsPath}; use GET, PUT or DELETE.").ConfigureAwait(false);
+            return;
+        }
+
+        var key = http.Request.Headers[KeyHeader].ToString();
+        if (!System.Security.Cryptography.CryptographicOperations.FixedTimeEquals(System.Text.Encoding.UTF8.GetBytes(key), System.Text.Encoding.UTF8.GetBytes(accountKey)))
+        {
+            await ErrorAsync(http, 401, "Unauthorized", $"Changing faults needs the account key in the '{KeyHeader}' header.").ConfigureAwait(false);
+            return;
+        }
+
+        if (HttpMethods.IsDelete(method))
+        {
+            faults.Configure(new CosmosFaultOptions());
+            await WriteJsonAsync(http, FaultState()).ConfigureAwait(false);
+            return;
+        }
+
+        CosmosFaultOptions? options;
+        try
+        {
+            options = await JsonSerializer.DeserializeAsync<CosmosFaultOptions>(http.Request.Body, FaultJson, http.RequestAborted).ConfigureAwait(false);
+        }
+        catch (JsonException e)
+        {
+            await BadRequestAsync(http, $"The body is not valid fault settings: {e.Message}").ConfigureAwait(false);
+            return;
+        }
+
+        var problem = options is null ? "The body must be a JSON object: {\"seed\": 1, \"rules\": [{\"kind\": \"ServiceUnavailable\", \"container\": \"db/container\", \"probability\": 0.1}]}." : options.Problem("faults");
+        if (problem is not null)
+        {
+            await BadRequestAsync(http, problem).ConfigureAwait(false);
+            return;
+        }
+
+        faults.Configure(options!);
+        await WriteJsonAsync(http, FaultState()).ConfigureAwait(false);
+    }
+
+    private static readonly JsonSerializerOptions FaultJson = new(JsonSerializerDefaults.Web)
+    {
+        UnmappedMemberHandling = System.Text.Json.Serialization.JsonUnmappedMemberHandling.Disallow,
+        AllowTrailingCommas = true,
+        ReadCommentHandling = JsonCommentHandling.Skip,
+    };
 
     private static long? Integer(Microsoft.Extensions.Primitives.StringValues value, long fallback) =>
         value.Count == 0 ? fallback

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Globalization;
+using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Storage;
 
 namespace DroneDelivery.Emulators.CosmosDb.Metrics;
@@ -24,7 +25,7 @@ internal sealed class EmulatorInstruments : IDisposable
     private readonly Counter<long> _requests;
     private readonly Histogram<double> _charges;
 
-    public EmulatorInstruments(AccountStore store)
+    public EmulatorInstruments(AccountStore store, CosmosFaultInjector faults)
     {
         Meter = new Meter(MeterName);
         _requests = Meter.CreateCounter<long>(CosmosEmulatorMetricNames.RequestsTotal, description: "Requests by operation and status code.");
@@ -41,6 +42,10 @@ internal sealed class EmulatorInstruments : IDisposable
         Meter.CreateObservableGauge(CosmosEmulatorMetricNames.ConsumedThroughput, () => EachPartition(store, (_, p) => p.Metrics.ConsumedLastSecond()), description: "Request units consumed during the last complete second.");
         Meter.CreateObservableCounter(CosmosEmulatorMetricNames.ThrottledRequestsTotal, () => EachPartition(store, (_, p) => p.Metrics.Totals().Throttled), description: "Requests answered 429 because the partition's RU budget was exhausted.");
         Meter.CreateObservableCounter(CosmosEmulatorMetricNames.PartitionRequestsTotal, () => EachPartition(store, (_, p) => p.Metrics.Totals().Requests), description: "Requests served by the physical partition.");
+        Meter.CreateObservableCounter(
+            CosmosFaultInjector.MetricName,
+            () => faults.Counts().Select(f => new Measurement<long>(f.Count, new KeyValuePair<string, object?>("container", f.Container), new KeyValuePair<string, object?>("kind", f.Kind))),
+            description: "Faults injected, by container and kind.");
         Meter.CreateObservableGauge(CosmosEmulatorMetricNames.Documents, () => EachPartition(store, (_, p) => (long)p.Count), description: "Items stored in the physical partition.");
     }
 

@@ -2,11 +2,12 @@ using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
 /// <summary>Routes links the clients attach: <c>$cbs</c>, <c>&lt;entity&gt;/$management</c>, queues and dead-letter queues.</summary>
-internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) : IAmqpLinkHandler
+internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, AmqpConnection connection) : IAmqpLinkHandler
 {
     private const uint SenderCredit = 1000;
 
@@ -106,8 +107,34 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
             return;
         }
 
-        entity.AddConsumer((SenderLink)link, receiveAndDelete);
+        var consumer = (SenderLink)link;
+        consumer.FlowReceived += l => OnReceiverFlow(l, entity);
+        entity.AddConsumer(consumer, receiveAndDelete);
     }
+
+    /// <summary>
+    /// Injected faults on a receiver asking for messages: its connection fails, or it is detached with
+    /// <c>com.microsoft:server-busy</c> before any message goes out on this flow (this handler runs before the entity's).
+    /// </summary>
+    private void OnReceiverFlow(SenderLink link, QueueEntity entity)
+    {
+        if (link.IsClosed || link.Credit == 0 || ns.Faults.BreakConnection(connection, entity.Path))
+        {
+            return;
+        }
+
+        if (ns.Faults.Draw(ServiceBusFaultKind.ServerBusyReceive, entity.Path))
+        {
+            _ = link.CloseAsync(ServerBusy(entity));
+        }
+    }
+
+    /// <summary>The service's throttling error: the client backs off (the .NET SDK for 10 s) and retries.</summary>
+    private static Error ServerBusy(QueueEntity entity) => new()
+    {
+        Condition = ServiceBusAmqpNames.ServerBusyError,
+        Description = $"The request was terminated because the entity '{entity.Path}' is being throttled. Error code : 50009. Please wait 2 seconds and try again.",
+    };
 
     /// <summary>The com.microsoft:session-filter entry of a receiver's source, if it has one (its value may be null).</summary>
     private static KeyValuePair<object, object?>? SessionFilter(Attach attach)
@@ -208,7 +235,20 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
     {
         link.OnMessage = (l, delivery) =>
         {
-            if (ns.Settings.SendLatency > TimeSpan.Zero)
+            if (ns.Faults.BreakConnection(connection, entity.Path))
+            {
+                return;
+            }
+
+            if (ns.Faults.Draw(ServiceBusFaultKind.ServerBusySend, entity.Path))
+            {
+                // Refused as the service refuses a throttled send: nothing stored, the outcome carries the error.
+                if (!delivery.RemoteSettled && !l.IsClosed)
+                {
+                    l.Settle(delivery, new Rejected { Error = ServerBusy(entity) });
+                }
+            }
+            else if (ns.Settings.SendLatency > TimeSpan.Zero)
             {
                 _ = Task.Delay(ns.Settings.SendLatency, ns.Settings.Time).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
             }
@@ -300,7 +340,8 @@ internal sealed class Namespace
     public Namespace(ServiceBusEmulatorOptions options)
     {
         Name = options.NamespaceName;
-        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes, options.TimeProvider);
+        Faults = new FaultInjector(options.TimeProvider);
+        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes, options.TimeProvider) { Faults = Faults };
         Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey, options.TimeProvider);
         foreach (var queue in options.Queues)
         {
@@ -336,11 +377,18 @@ internal sealed class Namespace
                 _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
             }
         }
+
+        // Rules given at start must name entities the namespace has, as rules set at run time must.
+        options.Faults.ValidateEntities(path => Find(path) is not null, "Emulator.Faults");
+        Faults.Configure(options.Faults);
     }
 
     public string Name { get; }
 
     public EmulatorSettings Settings { get; }
+
+    /// <summary>The faults injected into the namespace's operations (rules set at start and at run time).</summary>
+    public FaultInjector Faults { get; }
 
     public CbsNode Cbs { get; }
 

@@ -1,6 +1,7 @@
 using DroneDelivery.Amqp;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
@@ -839,16 +840,25 @@ internal sealed class QueueEntity
             return;
         }
 
-        if (_settings.CompleteLatency <= TimeSpan.Zero)
+        // Injected faults: the connection fails under the settlement, or its answer is lost — after it took
+        // effect or before (both happen on a real broker; the client cannot tell them apart).
+        var faults = _settings.Faults;
+        if (faults.BreakConnection(link.Session.Connection, Path) || faults.Draw(ServiceBusFaultKind.SettlementLostUnapplied, Path))
         {
-            Settle(link, delivery, context, state);
             return;
         }
 
-        _ = Task.Delay(_settings.CompleteLatency, _settings.Time).ContinueWith(_ => Settle(link, delivery, context, state), TaskScheduler.Default);
+        var answer = !faults.Draw(ServiceBusFaultKind.SettlementLostApplied, Path);
+        if (_settings.CompleteLatency <= TimeSpan.Zero)
+        {
+            Settle(link, delivery, context, state, answer);
+            return;
+        }
+
+        _ = Task.Delay(_settings.CompleteLatency, _settings.Time).ContinueWith(_ => Settle(link, delivery, context, state, answer), TaskScheduler.Default);
     }
 
-    private void Settle(SenderLink link, OutgoingDelivery delivery, DeliveryContext context, DeliveryState state)
+    private void Settle(SenderLink link, OutgoingDelivery delivery, DeliveryContext context, DeliveryState state, bool answer)
     {
         var (result, reply) = state switch
         {
@@ -859,9 +869,9 @@ internal sealed class QueueEntity
             Released => (ReleaseByClient(context.Token), Released.Instance),
             _ => (SettleResult.Done, state),
         };
-        if (delivery.RemoteSettled)
+        if (delivery.RemoteSettled || !answer)
         {
-            return; // the client settled first ("fire and forget"); nothing to answer
+            return; // the client settled first ("fire and forget"), or the answer is lost (an injected fault)
         }
 
         link.Settle(delivery, result == SettleResult.LockLost ? LockLostState(context.Message.SequenceNumber) : reply);
@@ -1302,4 +1312,7 @@ internal sealed record DeliveryContext(QueueEntity Entity, BrokeredMessage Messa
 internal sealed record EmulatorSettings(TimeSpan SendLatency, TimeSpan ReceiveLatency, TimeSpan CompleteLatency, long MaxMessageSizeBytes, TimeProvider Time)
 {
     public DateTime UtcNow => Time.GetUtcNow().UtcDateTime;
+
+    /// <summary>The faults injected into the entities' operations.</summary>
+    public FaultInjector Faults { get; init; } = new(Time);
 }

@@ -30,6 +30,9 @@ public static class EmulatorMetricNames
     public const string ActiveSessions = "servicebus_emulator_active_sessions";
     public const string LockedSessions = "servicebus_emulator_locked_sessions";
 
+    /// <summary>Counter of injected faults; labels <c>entity</c> (empty for a namespace pause) and <c>kind</c>.</summary>
+    public const string InjectedFaults = "servicebus_emulator_injected_faults_total";
+
     public const string QueueLabel = "queue";
     public const string ReasonLabel = "reason";
 

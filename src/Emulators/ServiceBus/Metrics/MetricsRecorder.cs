@@ -1,11 +1,12 @@
 using System.Globalization;
 using System.Text;
 using DroneDelivery.Emulators.ServiceBus.Broker;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 
 namespace DroneDelivery.Emulators.ServiceBus.Metrics;
 
 /// <summary>Reads the queues' metrics, keeps a per-second series and renders Prometheus text.</summary>
-internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int seriesSeconds, TimeProvider time)
+internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int seriesSeconds, TimeProvider time, FaultInjector faults)
 {
     private readonly Dictionary<QueueEntity, (QueueCounters Last, Queue<QueueSecond> Series)> _series =
         queues.ToDictionary(q => q, q => (q.Metrics.Read(), new Queue<QueueSecond>()));
@@ -61,7 +62,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
                 lockedSessions));
         }
 
-        return new EmulatorMetricsSnapshot(now, result);
+        return new EmulatorMetricsSnapshot(now, result) { Faults = faults.Counts() };
     }
 
     public string RenderPrometheus()
@@ -88,6 +89,14 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
                 text.Append(EmulatorMetricNames.DeadLetteredMessages).Append("{queue=\"").Append(Escape(queue.Queue)).Append("\",reason=\"").Append(Escape(reason)).Append("\"} ")
                     .Append(count.ToString(CultureInfo.InvariantCulture)).Append('\n');
             }
+        }
+
+        text.Append("# HELP ").Append(EmulatorMetricNames.InjectedFaults).Append(" Faults injected, by entity and kind (entity empty for a namespace pause).\n");
+        text.Append("# TYPE ").Append(EmulatorMetricNames.InjectedFaults).Append(" counter\n");
+        foreach (var fault in snapshot.Faults)
+        {
+            text.Append(EmulatorMetricNames.InjectedFaults).Append("{entity=\"").Append(Escape(fault.Entity)).Append("\",kind=\"").Append(Escape(fault.Kind)).Append("\"} ")
+                .Append(fault.Count.ToString(CultureInfo.InvariantCulture)).Append('\n');
         }
 
         Gauge(EmulatorMetricNames.ActiveMessages, "Messages in the queue (available and locked).", q => q.ActiveMessages);

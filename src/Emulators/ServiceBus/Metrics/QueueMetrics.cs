@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using DroneDelivery.Emulators.ServiceBus.Faults;
 
 namespace DroneDelivery.Emulators.ServiceBus.Metrics;
 
@@ -109,6 +110,9 @@ public sealed record QueueSecond(long UnixSeconds, QueueCounters Delta, long Act
 /// <summary>All queues at one instant.</summary>
 public sealed record EmulatorMetricsSnapshot(DateTimeOffset Timestamp, IReadOnlyList<QueueMetricsSnapshot> Queues)
 {
+    /// <summary>Faults injected so far, by entity and kind.</summary>
+    public IReadOnlyList<InjectedFaultCount> Faults { get; init; } = [];
+
     public QueueMetricsSnapshot this[string queue] =>
         Queues.FirstOrDefault(q => string.Equals(q.Queue, queue, StringComparison.OrdinalIgnoreCase))
         ?? throw new KeyNotFoundException($"No queue '{queue}'.");
