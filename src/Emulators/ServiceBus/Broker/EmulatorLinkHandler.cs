@@ -194,7 +194,8 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
                     l.SetCredit(SenderCredit);
                 }
             };
-            requests.Accept();
+            // The same limit as a sender's: a request split over many frames cannot grow without bound.
+            requests.Accept(maxMessageSize: (ulong)ns.Settings.MaxMessageSizeBytes);
             requests.SetCredit(SenderCredit);
             return;
         }

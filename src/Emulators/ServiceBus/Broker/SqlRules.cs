@@ -85,6 +85,9 @@ internal sealed class CorrelationFilter(CorrelationFilterOptions options) : IRul
 /// <summary>SQL actions: statements <c>SET name = value[, name = value]</c> and <c>REMOVE name[, name]</c>, separated by ';'.</summary>
 internal sealed class SqlAction : IRuleAction
 {
+    /// <summary>The service's quota: at most 32 expressions per rule action.</summary>
+    public const int MaxSteps = 32;
+
     private readonly List<(string? Set, SqlNode.Property Target, SqlNode? Value)> _steps = [];
 
     public SqlAction(string expression)
@@ -125,6 +128,11 @@ internal sealed class SqlAction : IRuleAction
         if (_steps.Count == 0)
         {
             throw new SqlRuleException("the action is empty", 0);
+        }
+
+        if (_steps.Count > MaxSteps)
+        {
+            throw new SqlRuleException($"the action has {_steps.Count} expressions; the limit is {MaxSteps}", 0);
         }
     }
 
@@ -339,9 +347,20 @@ internal sealed class SqlParser
     private readonly List<Token> _tokens;
     private int _index;
 
+    /// <summary>
+    /// The service's limit on a SQL filter or action (SqlRuleFilter and SqlRuleAction: "Max allowed length of sql
+    /// expression is 1024 chars"). It also bounds how deeply an expression can nest, and so the parser's recursion.
+    /// </summary>
+    public const int MaxExpressionLength = 1024;
+
     public SqlParser(string text)
     {
         _text = text ?? string.Empty;
+        if (_text.Length > MaxExpressionLength)
+        {
+            throw new SqlRuleException($"the expression is {_text.Length} characters long; the limit is {MaxExpressionLength}", MaxExpressionLength);
+        }
+
         _tokens = Tokenize(_text);
     }
 
@@ -458,7 +477,8 @@ internal sealed class SqlParser
 
             var pattern = "^" + Regex.Escape(Current.Text).Replace("%", ".*", StringComparison.Ordinal).Replace("_", ".", StringComparison.Ordinal) + "$";
             _index++;
-            return new SqlNode.Like(left, new Regex(pattern, RegexOptions.Singleline | RegexOptions.CultureInvariant), not);
+            // Non-backtracking: a pattern of many %s runs in time linear in the property's length, not exponential.
+            return new SqlNode.Like(left, new Regex(pattern, RegexOptions.Singleline | RegexOptions.CultureInvariant | RegexOptions.NonBacktracking), not);
         }
 
         if (not)
