@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Text;
-using System.Text.RegularExpressions;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Messaging;
 
@@ -318,10 +317,51 @@ internal abstract class SqlNode
         }
     }
 
-    internal sealed class Like(SqlNode value, Regex pattern, bool negated) : SqlNode
+    internal sealed class Like(SqlNode value, string pattern, bool negated) : SqlNode
     {
         public override object? Evaluate(AmqpMessage message) =>
-            value.Evaluate(message) is string s ? pattern.IsMatch(s) != negated : null;
+            value.Evaluate(message) is string s ? Matches(s, pattern) != negated : null;
+
+        /// <summary>
+        /// '%' matches any run of characters, '_' any one, everything else itself. Matched directly rather than as a
+        /// regular expression: a backtracking one takes exponential time on a pattern of many '%'s, and a
+        /// non-backtracking one builds states for every '%' at every character, seconds per message for a pattern
+        /// within the 1,024-character limit. Only the last '%' is ever returned to, so the work is at most the
+        /// value's length times the pattern's.
+        /// </summary>
+        public static bool Matches(string value, string pattern)
+        {
+            int v = 0, p = 0, star = -1, resume = 0;
+            while (v < value.Length)
+            {
+                if (p < pattern.Length && pattern[p] == '%')
+                {
+                    star = p++;
+                    resume = v;
+                }
+                else if (p < pattern.Length && (pattern[p] == '_' || pattern[p] == value[v]))
+                {
+                    p++;
+                    v++;
+                }
+                else if (star >= 0)
+                {
+                    p = star + 1;
+                    v = ++resume;
+                }
+                else
+                {
+                    return false;
+                }
+            }
+
+            while (p < pattern.Length && pattern[p] == '%')
+            {
+                p++;
+            }
+
+            return p == pattern.Length;
+        }
     }
 
     internal sealed class IsNull(SqlNode value, bool negated) : SqlNode
@@ -475,10 +515,9 @@ internal sealed class SqlParser
                 throw Error("expected a string pattern after LIKE");
             }
 
-            var pattern = "^" + Regex.Escape(Current.Text).Replace("%", ".*", StringComparison.Ordinal).Replace("_", ".", StringComparison.Ordinal) + "$";
+            var pattern = Current.Text;
             _index++;
-            // Non-backtracking: a pattern of many %s runs in time linear in the property's length, not exponential.
-            return new SqlNode.Like(left, new Regex(pattern, RegexOptions.Singleline | RegexOptions.CultureInvariant | RegexOptions.NonBacktracking), not);
+            return new SqlNode.Like(left, pattern, not);
         }
 
         if (not)
