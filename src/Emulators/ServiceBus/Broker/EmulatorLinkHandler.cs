@@ -194,8 +194,9 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state) :
                     l.SetCredit(SenderCredit);
                 }
             };
-            // The same limit as a sender's: a request split over many frames cannot grow without bound.
-            requests.Accept(maxMessageSize: (ulong)ns.Settings.MaxMessageSizeBytes);
+            // A bound, so a request split over many frames cannot grow without end; four times a message's limit, so a
+            // schedule-message request carrying a message over that limit still reaches the node and is answered 413.
+            requests.Accept(maxMessageSize: (ulong)ns.Settings.MaxMessageSizeBytes * 4);
             requests.SetCredit(SenderCredit);
             return;
         }
