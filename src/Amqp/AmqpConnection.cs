@@ -309,7 +309,17 @@ public sealed class AmqpConnection : IAsyncDisposable
             }
 
             var start = _pending.Reserve(FrameHeaderSize);
-            performative?.Encode(_pending);
+            try
+            {
+                performative?.Encode(_pending);
+            }
+            catch
+            {
+                // A value that cannot be encoded must not leave half a frame in the outgoing stream.
+                _pending.Truncate(start);
+                throw;
+            }
+
             _pending.Write(payload);
             var header = _pending.WrittenRange(start, FrameHeaderSize);
             BinaryPrimitives.WriteUInt32BigEndian(header, (uint)(_pending.Length - start));
@@ -332,7 +342,16 @@ public sealed class AmqpConnection : IAsyncDisposable
             }
 
             var start = _pending.Reserve(FrameHeaderSize);
-            transfer.Encode(_pending);
+            try
+            {
+                transfer.Encode(_pending);
+            }
+            catch
+            {
+                _pending.Truncate(start);
+                throw;
+            }
+
             var room = (int)Math.Min(int.MaxValue, RemoteMaxFrameSize) - (_pending.Length - start);
             if (payload.Length > room)
             {
@@ -600,8 +619,17 @@ public sealed class AmqpConnection : IAsyncDisposable
         return true;
     }
 
-    private void ProcessFrame(ReadOnlySpan<byte> frame)
+    /// <summary>
+    /// Checks an AMQP frame's header (spec 2.3) and decodes its performative: null for an empty frame (a heartbeat).
+    /// Malformed input throws <see cref="AmqpException"/> (framing-error) or <see cref="AmqpDecodeException"/>.
+    /// </summary>
+    internal static (ushort Channel, Performative? Performative, int PayloadOffset) DecodeFrame(ReadOnlySpan<byte> frame, ushort channelMax)
     {
+        if (frame.Length < FrameHeaderSize)
+        {
+            throw new AmqpException(ErrorCondition.FramingError, $"A frame of {frame.Length} bytes is shorter than its header.");
+        }
+
         var doff = frame[4];
         if (doff < 2 || doff * 4 > frame.Length)
         {
@@ -614,22 +642,33 @@ public sealed class AmqpConnection : IAsyncDisposable
         }
 
         var channel = BinaryPrimitives.ReadUInt16BigEndian(frame[6..]);
-        if (channel > Options.ChannelMax)
+        if (channel > channelMax)
         {
             // Spec 2.7.1: a channel number beyond the channel-max this side announced is a framing error.
-            throw new AmqpException(ErrorCondition.FramingError, $"Channel {channel} exceeds the channel-max of {Options.ChannelMax}.");
+            throw new AmqpException(ErrorCondition.FramingError, $"Channel {channel} exceeds the channel-max of {channelMax}.");
         }
 
         var body = frame[(doff * 4)..];
         if (body.IsEmpty)
         {
-            Interlocked.Increment(ref _heartbeatsReceived);
-            return; // heartbeat
+            return (channel, null, frame.Length);
         }
 
         var reader = new AmqpReader(body);
         var performative = Performative.Decode(ref reader);
-        var payload = body[reader.Position..];
+        return (channel, performative, doff * 4 + reader.Position);
+    }
+
+    private void ProcessFrame(ReadOnlySpan<byte> frame)
+    {
+        var (channel, decoded, payloadOffset) = DecodeFrame(frame, Options.ChannelMax);
+        if (decoded is not { } performative)
+        {
+            Interlocked.Increment(ref _heartbeatsReceived);
+            return; // heartbeat
+        }
+
+        var payload = frame[payloadOffset..];
         if (RemoteOpen is null && performative is not Open)
         {
             throw new AmqpException(ErrorCondition.IllegalState, $"Expected open, received {performative.GetType().Name.ToLowerInvariant()}.");
@@ -841,20 +880,27 @@ public sealed class AmqpConnection : IAsyncDisposable
     private async Task<Performative> ReadSaslFrameAsync(CancellationToken cancellationToken)
     {
         var sizeBytes = await ReadExactAsync(4, cancellationToken).ConfigureAwait(false);
-        var size = BinaryPrimitives.ReadUInt32BigEndian(sizeBytes);
-        if (size < FrameHeaderSize || size > MinMaxFrameSize * 128)
-        {
-            throw new AmqpException(ErrorCondition.FramingError, $"SASL frame size {size} is invalid.");
-        }
-
+        var size = CheckSaslFrameSize(BinaryPrimitives.ReadUInt32BigEndian(sizeBytes));
         var rest = await ReadExactAsync((int)size - 4, cancellationToken).ConfigureAwait(false);
-        var doff = rest[0];
-        if (rest[1] != 1 || doff < 2 || doff * 4 > size)
+        return DecodeSaslFrame(rest);
+    }
+
+    /// <summary>The size of a SASL frame, checked before its bytes are read: 8 bytes (a header) to 64 KiB.</summary>
+    internal static uint CheckSaslFrameSize(uint size) =>
+        size is < FrameHeaderSize or > MinMaxFrameSize * 128
+            ? throw new AmqpException(ErrorCondition.FramingError, $"SASL frame size {size} is invalid.")
+            : size;
+
+    /// <summary>Decodes a SASL frame (spec 5.3.1) from the bytes after its size: data offset, type 1, the performative.</summary>
+    internal static Performative DecodeSaslFrame(ReadOnlySpan<byte> rest)
+    {
+        var doff = rest.Length >= 4 ? rest[0] : throw new AmqpException(ErrorCondition.FramingError, "A SASL frame is shorter than its header.");
+        if (rest[1] != 1 || doff < 2 || doff * 4 > rest.Length + 4)
         {
             throw new AmqpException(ErrorCondition.FramingError, "Invalid SASL frame header.");
         }
 
-        var reader = new AmqpReader(rest.AsSpan(doff * 4 - 4));
+        var reader = new AmqpReader(rest[(doff * 4 - 4)..]);
         return Performative.Decode(ref reader);
     }
 

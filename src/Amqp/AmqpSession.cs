@@ -8,6 +8,9 @@ namespace DroneDelivery.Amqp;
 /// </summary>
 public sealed class AmqpSession
 {
+    /// <summary>The highest link handle this side announces in its begin (and so accepts in an attach).</summary>
+    internal const uint HandleMax = 4095;
+
     private readonly Dictionary<uint, AmqpLink> _localHandles = [];
     private readonly Dictionary<uint, AmqpLink> _remoteHandles = [];
     private readonly Dictionary<(string Name, LinkRole Role), AmqpLink> _attaching = [];
@@ -123,7 +126,7 @@ public sealed class AmqpSession
             NextOutgoingId = _nextOutgoingId,
             IncomingWindow = _incomingWindow,
             OutgoingWindow = uint.MaxValue,
-            HandleMax = 4095,
+            HandleMax = HandleMax,
         });
     }
 
@@ -221,6 +224,12 @@ public sealed class AmqpSession
     {
         AmqpLink link;
         bool peerInitiated;
+        if (attach.Handle > HandleMax)
+        {
+            // Spec 2.7.2 (begin, handle-max): a handle outside the announced range is a framing error of the connection.
+            throw new AmqpException(ErrorCondition.FramingError, $"Attach on handle {attach.Handle}, beyond the handle-max of {HandleMax}.");
+        }
+
         lock (Sync)
         {
             if (_remoteHandles.ContainsKey(attach.Handle))

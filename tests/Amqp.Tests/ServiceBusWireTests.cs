@@ -59,6 +59,23 @@ public sealed class ServiceBusWireTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_management_request_is_limited_to_four_times_the_namespace_message_size()
+    {
+        // The request link had no limit: a request split over many frames could grow without bound in the broker.
+        var (sender, _, _) = await ManagementAsync();
+        var request = new AmqpMessage
+        {
+            ApplicationProperties = new Dictionary<string, object?> { ["operation"] = ServiceBusAmqpNames.PeekMessageOperation },
+            Body = new ValueBody(new byte[1100 * 1024]),
+        };
+
+        var error = await Assert.ThrowsAsync<AmqpException>(() => sender.SendAsync(request.ToArray(), [1]));
+
+        Assert.Equal(4UL * 256 * 1024, sender.RemoteMaxMessageSize);
+        Assert.Equal(ErrorCondition.MessageSizeExceeded, error.Condition);
+    }
+
+    [Fact]
     public async Task Sender_attach_is_answered_with_a_max_message_size_and_credit()
     {
         var sender = await AttachSenderAsync();

@@ -36,6 +36,18 @@ internal static class AmqpDecimal
         }
 
         exponent -= bias;
+        if (exponent > 28 && !significand.IsZero)
+        {
+            // At least 10^29, beyond System.Decimal's 7.9e28; decided before the exponent's thousands of
+            // multiplications by ten, which a peer could otherwise ask for in every element of a large array.
+            throw new AmqpDecodeException("Decimal value exceeds System.Decimal's range.");
+        }
+
+        if (significand.IsZero && exponent > 0)
+        {
+            exponent = 0; // zero times any power of ten
+        }
+
         while (exponent > 0)
         {
             significand *= 10;

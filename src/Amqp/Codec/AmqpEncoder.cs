@@ -262,11 +262,6 @@ public static class AmqpEncoder
 
     private static void WriteObject(ByteBuffer buffer, object? value, int depth)
     {
-        if (depth > MaxDepth)
-        {
-            throw new InvalidOperationException("AMQP value nests too deeply.");
-        }
-
         switch (value)
         {
             case null: WriteNull(buffer); break;
@@ -301,9 +296,10 @@ public static class AmqpEncoder
             case ArraySegment<byte> seg: WriteBinary(buffer, seg); break;
             case IAmqpEncodable encodable: encodable.Encode(buffer); break;
             case DescribedValue described:
+                Enter(ref depth);
                 buffer.WriteByte(FormatCode.Described);
-                WriteObject(buffer, described.Descriptor, depth + 1);
-                WriteObject(buffer, described.Value, depth + 1);
+                WriteObject(buffer, described.Descriptor, depth);
+                WriteObject(buffer, described.Value, depth);
                 break;
             case Array array: WriteArray(buffer, array, depth + 1); break;
             case IDictionary map: WriteMap(buffer, map, depth + 1); break;
@@ -312,8 +308,27 @@ public static class AmqpEncoder
         }
     }
 
+    // Each list, map, array and described value counts one level, as AmqpReader counts them, so that whatever the
+    // reader accepts can be written again (a broker passes decoded values on).
+    private static void Enter(ref int depth)
+    {
+        if (++depth > MaxDepth)
+        {
+            throw new InvalidOperationException("AMQP value nests too deeply.");
+        }
+    }
+
+    private static void CheckDepth(int depth)
+    {
+        if (depth > MaxDepth)
+        {
+            throw new InvalidOperationException("AMQP value nests too deeply.");
+        }
+    }
+
     private static void WriteList(ByteBuffer buffer, IList list, int depth)
     {
+        CheckDepth(depth);
         if (list.Count == 0)
         {
             buffer.WriteByte(FormatCode.List0);
@@ -324,7 +339,7 @@ public static class AmqpEncoder
         var sizeOffset = buffer.Reserve(8);
         foreach (var item in list)
         {
-            WriteObject(buffer, item, depth + 1);
+            WriteObject(buffer, item, depth);
         }
 
         PatchSizeAndCount(buffer, sizeOffset, list.Count);
@@ -332,12 +347,13 @@ public static class AmqpEncoder
 
     private static void WriteMap(ByteBuffer buffer, IDictionary map, int depth)
     {
+        CheckDepth(depth);
         buffer.WriteByte(FormatCode.Map32);
         var sizeOffset = buffer.Reserve(8);
         foreach (DictionaryEntry entry in map)
         {
-            WriteObject(buffer, entry.Key, depth + 1);
-            WriteObject(buffer, entry.Value, depth + 1);
+            WriteObject(buffer, entry.Key, depth);
+            WriteObject(buffer, entry.Value, depth);
         }
 
         PatchSizeAndCount(buffer, sizeOffset, map.Count * 2);
@@ -352,6 +368,7 @@ public static class AmqpEncoder
 
     private static void WriteArray(ByteBuffer buffer, Array array, int depth)
     {
+        CheckDepth(depth);
         buffer.WriteByte(FormatCode.Array32);
         var sizeOffset = buffer.Reserve(8);
         var elementType = array.GetType().GetElementType()!;
@@ -366,6 +383,12 @@ public static class AmqpEncoder
         {
             buffer.WriteByte(FormatCode.Boolean);
             foreach (var v in (bool[])array) buffer.WriteByte(v ? (byte)1 : (byte)0);
+        }
+        else if (elementType == typeof(byte))
+        {
+            // Only inside an array of arrays: a byte[] on its own is binary.
+            buffer.WriteByte(FormatCode.UByte);
+            buffer.Write((byte[])array);
         }
         else if (elementType == typeof(ushort))
         {
@@ -450,14 +473,16 @@ public static class AmqpEncoder
         else if (elementType == typeof(DescribedValue))
         {
             var described = (DescribedValue[])array;
-            if (described.Length == 0 || described[0].Value is null)
+            if (described.Length == 0)
             {
-                throw new NotSupportedException("An array of described values needs a first element with a value to take its element type from.");
+                // Nothing says what the descriptor was: an empty array of nulls holds the same (nothing).
+                buffer.WriteByte(FormatCode.Null);
+                return;
             }
 
             buffer.WriteByte(FormatCode.Described);
-            WriteObject(buffer, described[0].Descriptor, depth + 1);
-            var valueType = described[0].Value!.GetType();
+            WriteObject(buffer, described[0].Descriptor, depth);
+            var valueType = described[0].Value?.GetType() ?? typeof(object);
             var values = Array.CreateInstance(valueType, described.Length);
             for (var i = 0; i < described.Length; i++)
             {
@@ -470,9 +495,48 @@ public static class AmqpEncoder
         {
             WriteArrayElements(buffer, array, depth);
         }
+        else if (elementType.IsArray || elementType == typeof(object))
+        {
+            WriteUntypedArrayElements(buffer, array, depth);
+        }
         else
         {
             throw new NotSupportedException($"Arrays of '{elementType}' have no AMQP encoding; use a List<object?> for a list.");
+        }
+    }
+
+    /// <summary>
+    /// The arrays a decoder gives for an array of nulls (every element null) and for an array of arrays (every
+    /// element an array): the first shares the null constructor and has no element data, the second the array32
+    /// constructor, each element carrying its size, count, element constructor and elements.
+    /// </summary>
+    private static void WriteUntypedArrayElements(ByteBuffer buffer, Array values, int depth)
+    {
+        var allNull = true;
+        foreach (var value in values)
+        {
+            allNull &= value is null;
+        }
+
+        if (allNull)
+        {
+            buffer.WriteByte(FormatCode.Null);
+            return;
+        }
+
+        buffer.WriteByte(FormatCode.Array32);
+        foreach (var value in values)
+        {
+            if (value is not Array inner)
+            {
+                throw new NotSupportedException("Array elements must all be null or all be arrays.");
+            }
+
+            var start = buffer.Length;
+            WriteArray(buffer, inner, depth + 1);
+            var tail = buffer.WrittenSpan[(start + 1)..].ToArray();
+            buffer.Truncate(start);
+            buffer.Write(tail);
         }
     }
 
@@ -485,7 +549,7 @@ public static class AmqpEncoder
         foreach (var value in values)
         {
             var start = buffer.Length;
-            WriteObject(buffer, value, depth + 1);
+            WriteObject(buffer, value, depth);
             var code = buffer.WrittenSpan[start];
             if (code == FormatCode.List0)
             {

@@ -11,17 +11,25 @@ namespace DroneDelivery.Amqp.Codec;
 public ref struct AmqpReader
 {
     private const int MaxDepth = 64;
+
+    // Initial capacity of a list or map: what a declared count may reserve before its elements have arrived.
+    private const int MaxPreallocated = 16;
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 
     private readonly ReadOnlySpan<byte> _span;
     private int _position;
     private int _depth;
 
+    // Array elements of zero width (null, true, uint0, list0...) take no input bytes; together they may not
+    // outnumber the input's bytes, so a few bytes declaring a huge count cannot make the decoder allocate much.
+    private long _zeroWidthBudget;
+
     public AmqpReader(ReadOnlySpan<byte> span)
     {
         _span = span;
         _position = 0;
         _depth = 0;
+        _zeroWidthBudget = span.Length;
     }
 
     public readonly int Position => _position;
@@ -92,6 +100,17 @@ public ref struct AmqpReader
             default:
                 throw new AmqpDecodeException($"Expected a list, found format code 0x{code:x2}.");
         }
+    }
+
+    /// <summary>Moves back to <paramref name="position"/>, one this reader has passed, to read a value again.</summary>
+    internal void Rewind(int position)
+    {
+        if (position < 0 || position > _position)
+        {
+            throw new ArgumentOutOfRangeException(nameof(position));
+        }
+
+        _position = position;
     }
 
     /// <summary>Moves to <paramref name="end"/> (ignoring fields a newer peer may have added).</summary>
@@ -338,7 +357,7 @@ public ref struct AmqpReader
     {
         var (count, end) = ReadCompoundHeader(code == FormatCode.List8);
         Enter();
-        var list = new List<object?>(count);
+        var list = new List<object?>(Math.Min(count, MaxPreallocated));
         for (var i = 0; i < count; i++)
         {
             list.Add(ReadObject());
@@ -358,7 +377,7 @@ public ref struct AmqpReader
         }
 
         Enter();
-        var map = new Dictionary<object, object?>(count / 2);
+        var map = new Dictionary<object, object?>(Math.Min(count / 2, MaxPreallocated));
         for (var i = 0; i < count; i += 2)
         {
             var key = ReadObject() ?? throw new AmqpDecodeException("Null map keys are not supported.");
@@ -372,7 +391,7 @@ public ref struct AmqpReader
 
     private object ReadArrayBody(byte code)
     {
-        var (count, end) = ReadCompoundHeader(code == FormatCode.Array8);
+        var (count, end) = ReadCompoundHeader(code == FormatCode.Array8, isArray: true);
         Enter();
         object? descriptor = null;
         var element = ReadFormatCode();
@@ -383,9 +402,17 @@ public ref struct AmqpReader
         }
 
         var width = FixedWidth(element);
-        if (width == 0 && count > 1 << 20)
+        if (width == 0)
         {
-            throw new AmqpDecodeException("Array of zero-width elements is too long.");
+            _zeroWidthBudget -= count;
+            if (_zeroWidthBudget < 0)
+            {
+                throw new AmqpDecodeException($"An array declares {count} elements of zero width, more than its input could describe.");
+            }
+        }
+        else if (width > 0 && (long)count * width > end - _position)
+        {
+            throw new AmqpDecodeException($"An array declares {count} elements of {width} bytes, more than its size holds.");
         }
 
         Array result = element switch
@@ -433,16 +460,32 @@ public ref struct AmqpReader
 
     private T[] ReadElements<T>(int count, byte element)
     {
-        var values = new T[count];
-        for (var i = 0; i < count; i++)
+        // Fixed-width elements were checked against the array's size; variable-width ones (strings, lists, arrays)
+        // are collected as they arrive, so a declared count reserves nothing.
+        if (FixedWidth(element) >= 0)
         {
-            values[i] = ReadValue(element) is T value ? value : throw new AmqpDecodeException("Array element of unexpected type.");
+            var values = new T[count];
+            for (var i = 0; i < count; i++)
+            {
+                values[i] = ReadElement<T>(element);
+            }
+
+            return values;
         }
 
-        return values;
+        var collected = new List<T>(Math.Min(count, MaxPreallocated));
+        for (var i = 0; i < count; i++)
+        {
+            collected.Add(ReadElement<T>(element));
+        }
+
+        return [.. collected];
     }
 
-    private (int Count, int End) ReadCompoundHeader(bool small)
+    private T ReadElement<T>(byte element) =>
+        ReadValue(element) is T value ? value : throw new AmqpDecodeException("Array element of unexpected type.");
+
+    private (int Count, int End) ReadCompoundHeader(bool small, bool isArray = false)
     {
         int size, count;
         if (small)
@@ -450,11 +493,7 @@ public ref struct AmqpReader
             size = ReadRaw(1)[0];
             var end8 = CheckedEnd(size);
             count = size == 0 ? throw new AmqpDecodeException("Compound value without a count.") : ReadRaw(1)[0];
-            if (count > end8 - _position + 1 && count > (end8 - _position) * 8)
-            {
-                throw new AmqpDecodeException("Element count exceeds its size.");
-            }
-
+            CheckCount(count, end8, isArray);
             return (count, end8);
         }
 
@@ -466,13 +505,18 @@ public ref struct AmqpReader
         }
 
         count = ReadLength();
-        // Every element takes at least one byte, except array elements of zero width (bounded separately).
-        if (count > (long)(end - _position) * 8 + 1)
-        {
-            throw new AmqpDecodeException("Element count exceeds its size.");
-        }
-
+        CheckCount(count, end, isArray);
         return (count, end);
+    }
+
+    // Every element of a list or map takes at least one byte. Array elements may take none (they share a
+    // constructor): they are checked once the constructor is known.
+    private readonly void CheckCount(int count, int end, bool isArray)
+    {
+        if (!isArray && count > end - _position)
+        {
+            throw new AmqpDecodeException($"A compound value declares {count} elements, more than its {end - _position} bytes hold.");
+        }
     }
 
     private readonly void ExpectEnd(int end)

@@ -38,12 +38,32 @@ public abstract class DeliveryState : IAmqpEncodable
             Descriptors.TransactionalState => new TransactionalState
             {
                 TransactionId = (count > 0 ? r.ReadBinary() : null) ?? throw Performative.Missing("transactional-state", "txn-id"),
-                Outcome = count > 1 ? Read(ref r) : null,
+                Outcome = count > 1 ? ReadOutcome(ref r) : null,
             },
             _ => throw new AmqpDecodeException($"Descriptor 0x{code:x} is not a delivery state."),
         };
         r.SeekTo(end);
         return state;
+    }
+
+    /// <summary>
+    /// The outcome a transactional-state carries (spec 4.5.5): accepted, rejected, released or modified, never another
+    /// transactional or received state. Reading it as a state would let a frame nest states until the stack ran out.
+    /// </summary>
+    private static DeliveryState? ReadOutcome(ref AmqpReader r)
+    {
+        var start = r.Position;
+        if (!r.TryReadNull())
+        {
+            var code = r.ReadDescriptorCode();
+            if (code is not (Descriptors.Accepted or Descriptors.Rejected or Descriptors.Released or Descriptors.Modified))
+            {
+                throw new AmqpDecodeException($"The outcome of a transactional-state must be accepted, rejected, released or modified, not descriptor 0x{code:x}.");
+            }
+        }
+
+        r.Rewind(start);
+        return Read(ref r);
     }
 
     protected static void WriteEmpty(ByteBuffer buffer, ulong descriptor) => AmqpEncoder.BeginComposite(buffer, descriptor).End();

@@ -57,9 +57,12 @@ public sealed class AmqpMessage
         var message = new AmqpMessage();
         List<ReadOnlyMemory<byte>>? data = null;
         List<IList<object?>>? sequence = null;
+        ulong? previous = null;
         while (!reader.IsAtEnd)
         {
             var code = reader.ReadDescriptorCode();
+            CheckSectionOrder(previous, code);
+            previous = code;
             switch (code)
             {
                 case Descriptors.Header:
@@ -105,6 +108,53 @@ public sealed class AmqpMessage
 
         return message;
     }
+
+    /// <summary>
+    /// Spec 3.2: header, delivery-annotations, message-annotations, properties, application-properties, the body (data
+    /// sections, amqp-sequence sections or one amqp-value), footer — each at most once and in that order. A section out
+    /// of place or repeated would otherwise overwrite the one before it unnoticed.
+    /// </summary>
+    private static void CheckSectionOrder(ulong? previous, ulong code)
+    {
+        if (previous is not { } before || code is < Descriptors.Header or > Descriptors.Footer)
+        {
+            return; // the switch names a descriptor that is no section
+        }
+
+        var repeatable = code is Descriptors.Data or Descriptors.AmqpSequence;
+        if (before == code && repeatable)
+        {
+            return;
+        }
+
+        if (Rank(code) <= Rank(before))
+        {
+            throw new AmqpDecodeException(before == code
+                ? $"The message repeats its {SectionName(code)} section."
+                : $"The message's {SectionName(code)} section comes after its {SectionName(before)} section; sections must be in the specification's order.");
+        }
+    }
+
+    // The body's three kinds share one place in the order.
+    private static int Rank(ulong code) => code switch
+    {
+        Descriptors.Data or Descriptors.AmqpSequence or Descriptors.AmqpValue => (int)(Descriptors.Data - Descriptors.Header),
+        Descriptors.Footer => (int)(Descriptors.Data - Descriptors.Header) + 1,
+        _ => (int)(code - Descriptors.Header),
+    };
+
+    private static string SectionName(ulong code) => code switch
+    {
+        Descriptors.Header => "header",
+        Descriptors.DeliveryAnnotations => "delivery-annotations",
+        Descriptors.MessageAnnotations => "message-annotations",
+        Descriptors.Properties => "properties",
+        Descriptors.ApplicationProperties => "application-properties",
+        Descriptors.Data => "data",
+        Descriptors.AmqpSequence => "amqp-sequence",
+        Descriptors.AmqpValue => "amqp-value",
+        _ => "footer",
+    };
 
     private static void WriteMapSection(ByteBuffer buffer, ulong descriptor, Dictionary<object, object?>? map)
     {

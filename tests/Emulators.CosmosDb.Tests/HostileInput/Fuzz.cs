@@ -1,75 +1,35 @@
-using System.Diagnostics;
+using DroneDelivery.TestSupport;
 using FsCheck;
-using FsCheck.Fluent;
 using Xunit.Abstractions;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests.HostileInput;
 
 /// <summary>
-/// Runs a generated-input property in batches with FsCheck (failures shrink to a minimal input), checks
-/// that the emulator still serves a valid request after every batch, and counts the cases run.
+/// The shared <see cref="HostileInputRunner"/> with this emulator's hang bound and verdict, and the sample of
+/// cases sent over HTTP.
 /// </summary>
 internal static class Fuzz
 {
     /// <summary>Cases per target and path in the normal test run.</summary>
-    public const int Cases = 10_000;
+    public const int Cases = HostileInputRunner.Cases;
 
     /// <summary>Cases per target sent over HTTP when the bulk goes straight to the parser or pipeline.</summary>
     public const int HttpSample = 1_000;
 
-    private const int BatchSize = 1_000;
-
     /// <summary>Runs <paramref name="cases"/> cases of <paramref name="check"/> and returns how many ran.</summary>
-    public static int Run<T>(string target, Arbitrary<T> inputs, int cases, Action<T> check, Action afterBatch)
-    {
-        var count = 0;
-        for (var done = 0; done < cases; done += BatchSize)
-        {
-            var batch = Math.Min(BatchSize, cases - done);
-            var config = Config.QuickThrowOnFailure.WithMaxTest(batch).WithQuietOnSuccess(true).WithName(target);
-            Check.One(config, Prop.ForAll(inputs, (T input) =>
-            {
-                Interlocked.Increment(ref count);
-                check(input);
-            }));
-            afterBatch();
-        }
-
-        return count;
-    }
+    public static int Run<T>(string target, Arbitrary<T> inputs, int cases, Action<T> check, Action afterBatch) =>
+        HostileInputRunner.Run(target, inputs, cases, check, afterBatch);
 
     /// <summary>
     /// Runs <paramref name="work"/> on a pool thread, as the emulator runs requests, and waits at most
     /// <see cref="HostileEmulator.HangTimeout"/>: its result, or the exception it threw; a hang fails the case.
     /// </summary>
-    public static (T? Result, Exception? Error) Bounded<T>(object input, Func<T> work)
-    {
-        var task = Task.Run(work);
-        try
-        {
-            return task.Wait(HostileEmulator.HangTimeout)
-                ? (task.Result, null)
-                : throw new HostileInputException($"{input}: no result within {HostileEmulator.HangTimeout.TotalSeconds} s (a hang).");
-        }
-        catch (AggregateException e)
-        {
-            return (default, e.InnerException);
-        }
-    }
+    public static (T? Result, Exception? Error) Bounded<T>(object input, Func<T> work) =>
+        HostileInputRunner.Bounded(input, HostileEmulator.HangTimeout, work);
 
     /// <summary>Runs a target's paths and prints the cases each ran and how long it took.</summary>
-    public static void Report(ITestOutputHelper output, string target, params (string Path, Func<int> Run)[] paths)
-    {
-        var clock = Stopwatch.StartNew();
-        var counts = new List<string>();
-        foreach (var (path, run) in paths)
-        {
-            var count = run();
-            counts.Add($"{count.ToString("N0", System.Globalization.CultureInfo.InvariantCulture)} {path}");
-        }
-
-        output.WriteLine($"hostile input, {target}: {string.Join(", ", counts)}; no 5xx, hang, escaped exception or malformed error; {clock.Elapsed.TotalSeconds:0.0} s");
-    }
+    public static void Report(ITestOutputHelper output, string target, params (string Path, Func<int> Run)[] paths) =>
+        HostileInputRunner.Report(output, target, "no 5xx, hang, escaped exception or malformed error", paths);
 }
 
 /// <summary>The rules every answer to hostile input must keep.</summary>

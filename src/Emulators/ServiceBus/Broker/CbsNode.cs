@@ -25,7 +25,8 @@ internal sealed class CbsNode(string keyName, string key, TimeProvider time)
         }, null));
     }
 
-    private (int Status, string Description) PutToken(AmqpMessage request, ConnectionState state)
+    /// <summary>Decides a put-token request: 202 with the audience authorised, or 400 / 401 saying what is wrong.</summary>
+    internal (int Status, string Description) PutToken(AmqpMessage request, ConnectionState state)
     {
         var properties = request.ApplicationProperties;
         if (properties.Text(ServiceBusAmqpNames.CbsOperationKey) != ServiceBusAmqpNames.CbsPutToken)
@@ -45,10 +46,10 @@ internal sealed class CbsNode(string keyName, string key, TimeProvider time)
             return (401, "The emulator validates shared access signatures only; JWT (Microsoft Entra ID) tokens cannot be validated locally.");
         }
 
-        var sas = SharedAccessSignature.TryParse(token);
+        var sas = SharedAccessSignature.TryParse(token, out var problem);
         if (sas is null)
         {
-            return (401, "The token is not a shared access signature.");
+            return (401, $"The token is not a shared access signature: {problem}.");
         }
 
         if (!string.Equals(sas.KeyName, keyName, StringComparison.Ordinal) || !sas.IsSignedWith(key))

@@ -221,7 +221,9 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
                     l.SetCredit(SenderCredit);
                 }
             };
-            requests.Accept();
+            // A bound, so a request split over many frames cannot grow without end; four times a message's limit, so a
+            // schedule-message request carrying a message over that limit still reaches the node and is answered 413.
+            requests.Accept(maxMessageSize: (ulong)ns.Settings.MaxMessageSizeBytes * 4);
             requests.SetCredit(SenderCredit);
             return;
         }

@@ -54,7 +54,8 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         state.FindReplyLink(request.Properties?.ReplyTo, Address)?.Send(Responses.For(request, properties, result.Body));
     }
 
-    private Result Handle(string? operation, Dictionary<object, object?> body, ConnectionState requester)
+    /// <summary>Runs one operation; a malformed request is answered 400 argument-error, naming what is wrong.</summary>
+    internal Result Handle(string? operation, Dictionary<object, object?> body, ConnectionState requester)
     {
         try
         {
@@ -146,7 +147,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
     private Result ReceiveBySequenceNumber(Dictionary<object, object?> body, ConnectionState requester)
     {
-        var sequences = SequenceNumbers(body);
+        var sequences = SequenceNumbers(body).Distinct().ToArray(); // a number asked for twice is received once
         var mode = Convert.ToUInt32(body.Entry(ServiceBusAmqpNames.ReceiverSettleModeKey) ?? 1u, System.Globalization.CultureInfo.InvariantCulture);
         var sessionId = SessionId(body);
         if (entity.RequiresSession && (sessionId is null || !entity.HoldsSession(sessionId, requester)))
@@ -347,5 +348,5 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
         return new Result(410, error.Description!, error.Condition);
     }
 
-    private sealed record Result(int Status, string Description, AmqpSymbol? Condition, object? Body = null);
+    internal sealed record Result(int Status, string Description, AmqpSymbol? Condition, object? Body = null);
 }

@@ -29,10 +29,14 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
             $"{Prefix}sr={WebUtility.UrlEncode(Resource)}&sig={WebUtility.UrlEncode(Signature)}&se={ExpiresOn.ToUnixTimeSeconds()}&skn={WebUtility.UrlEncode(KeyName)}");
 
     /// <summary>Parses a token; returns null when it is not a shared access signature.</summary>
-    public static SharedAccessSignature? TryParse(string token)
+    public static SharedAccessSignature? TryParse(string token) => TryParse(token, out _);
+
+    /// <summary>Parses a token; returns null, and in <paramref name="problem"/> what is wrong, when it is not a shared access signature.</summary>
+    public static SharedAccessSignature? TryParse(string token, out string problem)
     {
         if (!token.StartsWith(Prefix, StringComparison.OrdinalIgnoreCase))
         {
+            problem = $"it does not start with '{Prefix.Trim()}'";
             return null;
         }
 
@@ -42,6 +46,7 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
             var equals = pair.IndexOf('=', StringComparison.Ordinal);
             if (equals <= 0)
             {
+                problem = "its fields are not name=value pairs separated by '&'";
                 return null;
             }
 
@@ -55,13 +60,27 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
             }
         }
 
-        if (sr is null || sig is null || skn is null || !long.TryParse(se, NumberStyles.Integer, CultureInfo.InvariantCulture, out var expiry))
+        var missing = new[] { (sr, "sr"), (sig, "sig"), (se, "se"), (skn, "skn") }.Where(f => f.Item1 is null).Select(f => f.Item2).ToList();
+        if (missing.Count > 0)
         {
+            problem = $"it lacks {string.Join(", ", missing)}";
             return null;
         }
 
-        return new SharedAccessSignature(sr, skn, DateTimeOffset.FromUnixTimeSeconds(expiry), sig);
+        // An expiry DateTimeOffset cannot hold (beyond the year 9999 or before the year 1) is malformed, not "never".
+        if (!long.TryParse(se, NumberStyles.Integer, CultureInfo.InvariantCulture, out var expiry) || expiry < MinExpirySeconds || expiry > MaxExpirySeconds)
+        {
+            problem = $"its expiry se='{se}' is not a number of seconds since 1970 between {MinExpirySeconds} and {MaxExpirySeconds}";
+            return null;
+        }
+
+        problem = string.Empty;
+        return new SharedAccessSignature(sr!, skn!, DateTimeOffset.FromUnixTimeSeconds(expiry), sig!);
     }
+
+    private static readonly long MinExpirySeconds = DateTimeOffset.MinValue.ToUnixTimeSeconds();
+
+    private static readonly long MaxExpirySeconds = DateTimeOffset.MaxValue.ToUnixTimeSeconds();
 
     /// <summary>True when the signature was made with <paramref name="key"/> (constant-time comparison).</summary>
     public bool IsSignedWith(string key)

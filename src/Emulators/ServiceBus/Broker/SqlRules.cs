@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Text;
-using System.Text.RegularExpressions;
 using DroneDelivery.Amqp.Codec;
 using DroneDelivery.Amqp.Messaging;
 
@@ -85,6 +84,9 @@ internal sealed class CorrelationFilter(CorrelationFilterOptions options) : IRul
 /// <summary>SQL actions: statements <c>SET name = value[, name = value]</c> and <c>REMOVE name[, name]</c>, separated by ';'.</summary>
 internal sealed class SqlAction : IRuleAction
 {
+    /// <summary>The service's quota: at most 32 expressions per rule action.</summary>
+    public const int MaxSteps = 32;
+
     private readonly List<(string? Set, SqlNode.Property Target, SqlNode? Value)> _steps = [];
 
     public SqlAction(string expression)
@@ -125,6 +127,11 @@ internal sealed class SqlAction : IRuleAction
         if (_steps.Count == 0)
         {
             throw new SqlRuleException("the action is empty", 0);
+        }
+
+        if (_steps.Count > MaxSteps)
+        {
+            throw new SqlRuleException($"the action has {_steps.Count} expressions; the limit is {MaxSteps}", 0);
         }
     }
 
@@ -310,10 +317,51 @@ internal abstract class SqlNode
         }
     }
 
-    internal sealed class Like(SqlNode value, Regex pattern, bool negated) : SqlNode
+    internal sealed class Like(SqlNode value, string pattern, bool negated) : SqlNode
     {
         public override object? Evaluate(AmqpMessage message) =>
-            value.Evaluate(message) is string s ? pattern.IsMatch(s) != negated : null;
+            value.Evaluate(message) is string s ? Matches(s, pattern) != negated : null;
+
+        /// <summary>
+        /// '%' matches any run of characters, '_' any one, everything else itself. Matched directly rather than as a
+        /// regular expression: a backtracking one takes exponential time on a pattern of many '%'s, and a
+        /// non-backtracking one builds states for every '%' at every character, seconds per message for a pattern
+        /// within the 1,024-character limit. Only the last '%' is ever returned to, so the work is at most the
+        /// value's length times the pattern's.
+        /// </summary>
+        public static bool Matches(string value, string pattern)
+        {
+            int v = 0, p = 0, star = -1, resume = 0;
+            while (v < value.Length)
+            {
+                if (p < pattern.Length && pattern[p] == '%')
+                {
+                    star = p++;
+                    resume = v;
+                }
+                else if (p < pattern.Length && (pattern[p] == '_' || pattern[p] == value[v]))
+                {
+                    p++;
+                    v++;
+                }
+                else if (star >= 0)
+                {
+                    p = star + 1;
+                    v = ++resume;
+                }
+                else
+                {
+                    return false;
+                }
+            }
+
+            while (p < pattern.Length && pattern[p] == '%')
+            {
+                p++;
+            }
+
+            return p == pattern.Length;
+        }
     }
 
     internal sealed class IsNull(SqlNode value, bool negated) : SqlNode
@@ -339,9 +387,20 @@ internal sealed class SqlParser
     private readonly List<Token> _tokens;
     private int _index;
 
+    /// <summary>
+    /// The service's limit on a SQL filter or action (SqlRuleFilter and SqlRuleAction: "Max allowed length of sql
+    /// expression is 1024 chars"). It also bounds how deeply an expression can nest, and so the parser's recursion.
+    /// </summary>
+    public const int MaxExpressionLength = 1024;
+
     public SqlParser(string text)
     {
         _text = text ?? string.Empty;
+        if (_text.Length > MaxExpressionLength)
+        {
+            throw new SqlRuleException($"the expression is {_text.Length} characters long; the limit is {MaxExpressionLength}", MaxExpressionLength);
+        }
+
         _tokens = Tokenize(_text);
     }
 
@@ -456,9 +515,9 @@ internal sealed class SqlParser
                 throw Error("expected a string pattern after LIKE");
             }
 
-            var pattern = "^" + Regex.Escape(Current.Text).Replace("%", ".*", StringComparison.Ordinal).Replace("_", ".", StringComparison.Ordinal) + "$";
+            var pattern = Current.Text;
             _index++;
-            return new SqlNode.Like(left, new Regex(pattern, RegexOptions.Singleline | RegexOptions.CultureInvariant), not);
+            return new SqlNode.Like(left, pattern, not);
         }
 
         if (not)
