@@ -171,9 +171,27 @@ public sealed partial class DeliveryProcessor : BackgroundService
         // Lets running handlers finish and settle; prefetched messages go back to the queue as the links close.
         await Processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
         await Probe.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
-        await Processor.DisposeAsync().ConfigureAwait(false);
-        await Probe.DisposeAsync().ConfigureAwait(false);
-        await _peeker.DisposeAsync().ConfigureAwait(false);
+        await CloseAsync(Processor.DisposeAsync, Processor.EntityPath, cancellationToken).ConfigureAwait(false);
+        await CloseAsync(Probe.DisposeAsync, Probe.EntityPath, cancellationToken).ConfigureAwait(false);
+        await CloseAsync(_peeker.DisposeAsync, _peeker.EntityPath, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Closes a processor or receiver without letting the close hold up the shutdown: closing a receiver drains its
+    /// credit and waits for the broker's answer (up to the client's TryTimeout). Nothing is lost when that wait is cut
+    /// short or fails: what the handlers held is settled by then, and the broker releases whatever else a link still
+    /// held when the connection closes with the client.
+    /// </summary>
+    private async Task CloseAsync(Func<ValueTask> close, string entityPath, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await close().AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or OperationCanceledException or ServiceBusException)
+        {
+            LogCloseIncomplete(_logger, entityPath, e.Message);
+        }
     }
 
     private Task OnErrorAsync(ProcessErrorEventArgs args)
@@ -196,6 +214,9 @@ public sealed partial class DeliveryProcessor : BackgroundService
     [LoggerMessage(EventId = 4410, EventName = "ProcessorStarted", Level = LogLevel.Information,
         Message = "Processing queue {Queue} with MaxConcurrentCalls {MaxConcurrentCalls}, PrefetchCount {PrefetchCount}, MaxAutoLockRenewalDuration {MaxAutoLockRenewalDuration}")]
     private static partial void LogStarted(ILogger logger, string queue, int maxConcurrentCalls, int prefetchCount, TimeSpan maxAutoLockRenewalDuration);
+
+    [LoggerMessage(EventId = 4416, EventName = "ProcessorCloseIncomplete", Level = LogLevel.Warning, Message = "Closing the receivers of queue {Queue} did not complete during shutdown: {Reason}")]
+    private static partial void LogCloseIncomplete(ILogger logger, string queue, string reason);
 
     [LoggerMessage(EventId = 4414, EventName = "ProcessorPaused", Level = LogLevel.Warning, Message = "Circuit breaker open: queue {Queue} paused for {BreakSeconds} s")]
     private static partial void LogPaused(ILogger logger, string queue, double breakSeconds);

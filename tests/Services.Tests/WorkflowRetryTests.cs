@@ -202,7 +202,7 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         await bench.SendAsync(late);
         var waiting = (await bench.PeekAsync()).Single(m => m.State == ServiceBusMessageState.Active);
         Assert.Equal((late, 0), (waiting.MessageId, waiting.DeliveryCount));
-        Assert.Equal(2, bench.Counters.OutgoingDeliveries);
+        Assert.Equal(2, bench.PackagePuts.Count);
 
         // The backends recover; the break ends only when the clock passes it.
         bench.Failing = false;
@@ -220,12 +220,16 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         }
 
         // The order in which the package backend saw them: both failures, the late message (only after the break), then the retries.
+        // (A failed message the pause caught while its handler was still settling may be given back and taken
+        // once more after the break; each failed one is retried after the late message all the same.)
         var puts = bench.PackagePuts.ToList();
-        Assert.Equal(5, puts.Count);
         Assert.Equal(failed.Order(), puts.Take(2).Select(p => p.PackageId).Order());
-        Assert.Equal(late, puts[2].PackageId);
-        Assert.True(puts[2].At >= opened + TimeSpan.FromSeconds(30), $"The late message was taken {puts[2].At - opened} after the breaker opened.");
-        Assert.Equal(failed.Order(), puts.Skip(3).Select(p => p.PackageId).Order());
+        var lateAt = puts.FindIndex(p => p.PackageId == late);
+        Assert.True(lateAt >= 2, $"The late message was the put number {lateAt + 1}.");
+        Assert.All(puts.Take(lateAt), p => Assert.Contains(p.PackageId, failed));
+        Assert.True(puts[lateAt].At >= opened + TimeSpan.FromSeconds(30), $"The late message was taken {puts[lateAt].At - opened} after the breaker opened.");
+        Assert.All(puts.Skip(lateAt + 1), p => Assert.Contains(p.PackageId, failed));
+        Assert.Equal(failed.Order(), puts.Skip(lateAt + 1).Select(p => p.PackageId).Distinct().Order());
         Assert.Equal(
             ["open", "half_open", "closed"],
             metrics.Of(WorkflowTelemetry.BreakerTransitionsName).Select(m => (string)m.Tags["state"]!));
