@@ -12,7 +12,7 @@ namespace DroneDelivery.Lab.Tests;
 public sealed partial class LabHostKilledTests
 {
     /// <summary>How long this test may take; <see cref="QuickLabRun"/> keeps the lab session within .ci/run's time-out with it.</summary>
-    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(2);
+    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(1.5);
 
     [Fact]
     public async Task Killing_the_test_host_ends_the_lab_and_everything_it_started()
