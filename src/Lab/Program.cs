@@ -38,8 +38,9 @@ namespace DroneDelivery.Lab
             var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
             var prometheus = PrometheusOption();
             var calibration = CalibrationOption();
+            var measureOnce = new Option<bool>("--no-remeasure") { Description = "Keep a disturbed step's first measurement (flagged in the report) instead of measuring the step again." };
             var values = new WhatIfOptions();
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, calibration };
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, calibration, measureOnce };
             values.AddTo(command);
             command.SetAction(async (parse, cancellationToken) =>
             {
@@ -81,6 +82,7 @@ namespace DroneDelivery.Lab
                     ReplicaDivisor = parse.GetValue(divisor),
                     PrometheusPort = parse.GetValue(prometheus),
                     Calibration = calibrated,
+                    RemeasureDisturbed = !parse.GetValue(measureOnce),
                     Log = Log,
                 };
                 if (WhatIfOptions.Problem(options) is { } problem)

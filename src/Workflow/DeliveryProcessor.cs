@@ -25,6 +25,9 @@ public sealed partial class DeliveryProcessor : BackgroundService
     private readonly ServiceBusReceiver _peeker;
     private int _stopped;
 
+    /// <summary>How long a shutdown waits for one processor's or receiver's close.</summary>
+    private static readonly TimeSpan CloseBound = TimeSpan.FromSeconds(5);
+
     public DeliveryProcessor(
         ServiceBusClient client,
         IOptions<ServiceBusSettings> serviceBus,
@@ -178,15 +181,16 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
     /// <summary>
     /// Closes a processor or receiver without letting the close hold up the shutdown: closing a receiver drains its
-    /// credit and waits for the broker's answer (up to the client's TryTimeout). Nothing is lost when that wait is cut
-    /// short or fails: what the handlers held is settled by then, and the broker releases whatever else a link still
-    /// held when the connection closes with the client.
+    /// credit and waits for the broker's answer (up to the client's TryTimeout, a minute by default). Nothing is lost
+    /// when that wait is cut short or fails: what the handlers held is settled by then, and the broker releases
+    /// whatever else a link still held when the connection closes with the client. The bound is on the system clock,
+    /// like every bound on an unresponsive peer, so a test's clock that never moves cannot stretch it.
     /// </summary>
     private async Task CloseAsync(Func<ValueTask> close, string entityPath, CancellationToken cancellationToken)
     {
         try
         {
-            await close().AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
+            await close().AsTask().WaitAsync(CloseBound, TimeProvider.System, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or OperationCanceledException or ServiceBusException)
         {

@@ -20,7 +20,7 @@ public sealed class DisturbedStepTests : IDisposable
         var measured = new Queue<StepResult>([Result(stall: 0.3), Result(stall: 0.1)]);
         var resets = 0;
 
-        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+        var result = await LabRunner.MeasureWithOneRetryAsync(remeasure: true, () => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
 
         Assert.Equal(0, resets);
         Assert.Equal(0.3, result.LongestStallSeconds);
@@ -35,6 +35,7 @@ public sealed class DisturbedStepTests : IDisposable
         var measured = new Queue<StepResult>([Result(stall: 4.5), Result(stall: 0.2)]);
 
         var result = await LabRunner.MeasureWithOneRetryAsync(
+            remeasure: true,
             () => { order.Add("measure"); return Task.FromResult(measured.Dequeue()); },
             () => { order.Add("reset"); return Task.CompletedTask; });
 
@@ -45,12 +46,25 @@ public sealed class DisturbedStepTests : IDisposable
     }
 
     [Fact]
+    public async Task Told_not_to_remeasure_a_disturbed_step_keeps_its_first_measurement_marked()
+    {
+        var measured = new Queue<StepResult>([Result(stall: 4.5), Result(stall: 0.2)]);
+        var resets = 0;
+
+        var result = await LabRunner.MeasureWithOneRetryAsync(remeasure: false, () => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+
+        Assert.Equal(0, resets);
+        Assert.Equal(4.5, result.LongestStallSeconds);
+        Assert.True(result.Disturbed);
+    }
+
+    [Fact]
     public async Task A_step_disturbed_twice_is_not_measured_a_third_time_and_stays_marked()
     {
         var measured = new Queue<StepResult>([Result(stall: 3), Result(stall: 2.5), Result(stall: 0)]);
         var resets = 0;
 
-        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+        var result = await LabRunner.MeasureWithOneRetryAsync(remeasure: true, () => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
 
         Assert.Equal(1, resets);
         Assert.Single(measured);
@@ -65,7 +79,7 @@ public sealed class DisturbedStepTests : IDisposable
         var measured = new Queue<StepResult>([Result(stall: 0.4, otherCores: 1.1), Result(stall: 0.2, otherCores: 0.05)]);
         var resets = 0;
 
-        var result = await LabRunner.MeasureWithOneRetryAsync(() => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
+        var result = await LabRunner.MeasureWithOneRetryAsync(remeasure: true, () => Task.FromResult(measured.Dequeue()), () => { resets++; return Task.CompletedTask; });
 
         Assert.Equal(1, resets);
         Assert.False(result.Disturbed);

@@ -165,6 +165,9 @@ internal sealed record LabRunOptions
     /// <summary>When set, each chosen step also runs with these values over it (<c>-f</c>, <c>--set</c>), measured beside it.</summary>
     public WhatIf? WhatIf { get; init; }
 
+    /// <summary>Whether a step the machine disturbed is measured once more (the default); when not, its first measurement stands, flagged.</summary>
+    public bool RemeasureDisturbed { get; init; } = true;
+
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }
 

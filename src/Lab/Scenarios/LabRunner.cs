@@ -71,6 +71,7 @@ internal static class LabRunner
                 await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
                 var ready = clock.Elapsed;
                 results.Add(await MeasureWithOneRetryAsync(
+                    options.RemeasureDisturbed,
                     () => RunStepAsync(scenario, context, step, cancellationToken),
                     async () =>
                     {
@@ -107,10 +108,10 @@ internal static class LabRunner
     /// rather than the system), resets the step to the same starting point and measures it once more,
     /// keeping the second figures (still marked disturbed if that attempt stalled too).
     /// </summary>
-    internal static async Task<StepResult> MeasureWithOneRetryAsync(Func<Task<StepResult>> measure, Func<Task> resetForRetry)
+    internal static async Task<StepResult> MeasureWithOneRetryAsync(bool remeasure, Func<Task<StepResult>> measure, Func<Task> resetForRetry)
     {
         var first = await measure().ConfigureAwait(false);
-        if (!first.Disturbed)
+        if (!first.Disturbed || !remeasure)
         {
             return first;
         }
