@@ -29,14 +29,12 @@ public sealed class QuickLabRun : IAsyncLifetime
     internal static readonly TimeSpan Bound = SessionTimeout - LabInterruptTests.Bound - LabHostKilledTests.Bound - TimeSpan.FromMinutes(1);
 
     /// <summary>
-    /// Quick mode compressed 10× instead of 6×: every step's load and the queue's locks last 40 % less, so five
-    /// steps fit the session on a 2-core machine. The run keeps a disturbed step's first measurement
-    /// (<c>--no-remeasure</c>): on 2 cores the B steps' own 15–24 processes stall the machine, and measuring them
-    /// again would not fit; the effects checked here show in a disturbed step as well. The effects checked below do not depend on the compression: A1's
-    /// arrivals per user are unchanged, B4's locks get shorter (more expire in the prefetch buffer), B5's stay
-    /// far above a message's processing time.
+    /// The built-in calibration, given as a file the way a user gives one (<c>--calibration</c>). The run keeps a
+    /// disturbed step's first measurement (<c>--no-remeasure</c>): on 2 cores the B steps' own 15–24 processes stall
+    /// the machine, and measuring them again would not fit the session; the effects checked here show in a
+    /// disturbed step as well.
     /// </summary>
-    internal static readonly LabCalibration Calibration = new() { QuickTimeScale = 10 };
+    internal static readonly LabCalibration Calibration = new();
 
     private readonly string _calibrationDirectory = Directory.CreateTempSubdirectory("dronedelivery-calibration-").FullName;
 
