@@ -10,7 +10,7 @@ namespace DroneDelivery.Lab.Tests;
 /// <summary>
 /// Every PromQL expression of every Grafana dashboard, evaluated by a real Prometheus that scraped
 /// the local system through the quick lab run's steps (A1, A3: invoices and Cosmos DB throttling;
-/// B2, B4, B5: the pipeline, with lock-lost settlements), must be valid and return data. The lab
+/// B4, B5: the pipeline, with lock-lost settlements), must be valid and return data. The lab
 /// keeps Prometheus's storage in its output folder; after the run the test serves that storage
 /// with a Prometheus of its own and evaluates each expression over the run, every 5 s (a query at
 /// each of those times). Sharing the quick run keeps the cost to a few seconds.

@@ -11,15 +11,15 @@ namespace DroneDelivery.Lab.Tests;
 
 /// <summary>
 /// One quick lab run over the steps whose effects are the heart of each case study — A1 (429s),
-/// A3 (parallel fan-out), B2 (the slow baseline), B4 (prefetch with short locks) and B5 (long
-/// locks) — shared by the tests below. The figures are checked from <c>results.json</c>, not from
-/// the lab's own verdicts, so a wrong verdict rule cannot hide a missing effect. The run has a
-/// real Prometheus beside it (<c>--prometheus</c>) for the dashboards' queries (DashboardQueryTests).
+/// A3 (parallel fan-out), B4 (prefetch with short locks) and B5 (long locks) — shared by the tests
+/// below. The figures are checked from <c>results.json</c>, not from the lab's own verdicts, so a wrong
+/// verdict rule cannot hide a missing effect. The run has a real Prometheus beside it
+/// (<c>--prometheus</c>) for the dashboards' queries (DashboardQueryTests).
 /// </summary>
 public sealed class QuickLabRun : IAsyncLifetime
 {
     /// <summary>.ci/run's time-out for the lab's test session (RunConfiguration.TestSessionTimeout).</summary>
-    internal static readonly TimeSpan SessionTimeout = TimeSpan.FromSeconds(1020);
+    internal static readonly TimeSpan SessionTimeout = TimeSpan.FromSeconds(840);
 
     /// <summary>
     /// The quick run gets what the session's other lab tests leave of its time-out, less a minute for
@@ -29,12 +29,16 @@ public sealed class QuickLabRun : IAsyncLifetime
     internal static readonly TimeSpan Bound = SessionTimeout - LabInterruptTests.Bound - LabHostKilledTests.Bound - TimeSpan.FromMinutes(1);
 
     /// <summary>
-    /// The built-in calibration, given as a file the way a user gives one (<c>--calibration</c>). The run keeps a
-    /// disturbed step's first measurement (<c>--no-remeasure</c>): on 2 cores the B steps' own 15–24 processes stall
-    /// the machine, and measuring them again would not fit the session; the effects checked here show in a
-    /// disturbed step as well.
+    /// The built-in calibration with quick mode compressed 8× instead of 6×, given as a file the way a user
+    /// gives one (<c>--calibration</c>). With the chart's replicas halved (<c>--replica-divisor 2</c>) and a
+    /// disturbed step's first measurement kept (<c>--no-remeasure</c>), four steps fit the session on a busy
+    /// 2-core machine: at full size B4's 24 processes alone stall it for tens of seconds. The effects checked
+    /// here are relative to each step's own load, so they show at this size too.
     /// </summary>
-    internal static readonly LabCalibration Calibration = new();
+    internal static readonly LabCalibration Calibration = new() { QuickTimeScale = 8 };
+
+    /// <summary>The chart's replica counts are divided by this (at least one each).</summary>
+    internal const int ReplicaDivisor = 2;
 
     private readonly string _calibrationDirectory = Directory.CreateTempSubdirectory("dronedelivery-calibration-").FullName;
 
@@ -60,7 +64,8 @@ public sealed class QuickLabRun : IAsyncLifetime
         var calibration = Path.Combine(_calibrationDirectory, "calibration.json");
         await File.WriteAllTextAsync(calibration, CalibrationFile.ToJson(Calibration));
         using var lab = new LabProcess(
-            "run", "A", "B", "--quick", "--steps", "A1,A3,B2,B4,B5", "--output", Output, "--calibration", calibration, "--no-remeasure",
+            "run", "A", "B", "--quick", "--steps", "A1,A3,B4,B5", "--output", Output, "--calibration", calibration, "--no-remeasure",
+            "--replica-divisor", ReplicaDivisor.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--prometheus", PrometheusPort.ToString(System.Globalization.CultureInfo.InvariantCulture));
         ExitCode = await lab.ExitCodeAsync(Bound);
         Ended = DateTimeOffset.UtcNow;
@@ -125,9 +130,8 @@ public sealed class QuickLabRunTests(QuickLabRun run)
     }
 
     [Fact]
-    public void B4_redelivers_after_lost_locks_while_B5_completes_every_message()
+    public void B4_redelivers_after_lost_locks_and_B5s_longer_lock_dead_letters_nothing()
     {
-        var b2 = run.Step("B2").GetProperty("pipeline");
         var b4 = run.Step("B4").GetProperty("pipeline");
         var b5 = run.Step("B5").GetProperty("pipeline");
 
@@ -135,21 +139,23 @@ public sealed class QuickLabRunTests(QuickLabRun run)
         // Locks expire in the prefetch buffer for a good share of the messages. (Whether some expire
         // often enough to be dead-lettered depends on how fast this machine drains the backlog: the
         // lab requires it in full runs only.)
-        Assert.True(b4.GetProperty("lockLost").GetInt64() >= 0.05 * b4.GetProperty("incoming").GetInt64(), b4.ToString());
+        static double LockLostShare(JsonElement pipeline) => pipeline.GetProperty("lockLost").GetInt64() / (double)Math.Max(1, pipeline.GetProperty("incoming").GetInt64());
+        Assert.True(LockLostShare(b4) >= 0.05, b4.ToString());
+
+        // The longer lock: far fewer locks lost per message (none on a quiet machine; a machine that stands
+        // still for seconds can still outlast some), and none dead-lettered.
+        Assert.True(LockLostShare(b5) <= LockLostShare(b4) / 2, $"lock-lost per incoming message: B5 {LockLostShare(b5):0.000} vs B4 {LockLostShare(b4):0.000}");
+        Assert.Equal(0, b5.GetProperty("deadLettered").GetInt64());
 
         // Nothing lost: every request Ingestion acknowledged (202) is in the queue, and every queued
-        // message was completed or is still waiting — none dead-lettered. (How many are still
-        // waiting when the drain window closes depends on the machine.)
-        Assert.Equal(0, b5.GetProperty("deadLettered").GetInt64());
+        // message was completed or is still waiting. (How many are still waiting when the drain window
+        // closes depends on the machine.)
         Assert.True(b5.GetProperty("incoming").GetInt64() >= run.Step("B5").GetProperty("successes").GetInt64(), b5.ToString());
+        Assert.True(b5.GetProperty("completed").GetInt64() > 0, b5.ToString());
         // A message the workflow retries later is completed and comes back as a scheduled copy, counted as incoming.
         Assert.Equal(
             b5.GetProperty("incoming").GetInt64(),
             b5.GetProperty("completed").GetInt64() + b5.GetProperty("activeAtEnd").GetInt64() + b5.GetProperty("scheduledAtEnd").GetInt64());
-        Assert.True(b5.GetProperty("completed").GetInt64() > b2.GetProperty("completed").GetInt64(), $"B5 {b5} vs B2 {b2}");
-        Assert.True(
-            b5.GetProperty("maxCompletionsPerSecond").GetDouble() >= 3 * b2.GetProperty("maxCompletionsPerSecond").GetDouble(),
-            $"B5 {b5.GetProperty("maxCompletionsPerSecond")} vs B2 {b2.GetProperty("maxCompletionsPerSecond")} completions/s");
     }
 
     [Fact]
