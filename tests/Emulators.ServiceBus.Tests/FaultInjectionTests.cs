@@ -4,6 +4,7 @@ using System.Text;
 using System.Text.Json;
 using Azure.Messaging.ServiceBus;
 using DroneDelivery.Emulators.ServiceBus.Faults;
+using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 
@@ -49,6 +50,7 @@ public sealed class FaultInjectionTests
         // a connection lost under a send is retried on a new connection.
         await using var scope = await EmulatorScope.StartAsync(emulator: o => o with
         {
+            HttpPort = 0,
             Faults = new ServiceBusFaultOptions
             {
                 Rules = [Rule(ServiceBusFaultKind.ConnectionDrop, 1, 1), Rule(ServiceBusFaultKind.ServerBusySend, 1, 1)],
@@ -72,9 +74,8 @@ public sealed class FaultInjectionTests
         Assert.Equal(["m1", "m2", "m3"], received.Order());
         Assert.Equal(3, scope.Metrics.Counters.IncomingMessages);
         Assert.Equal((1L, 1L), (Injected(scope.Emulator, ServiceBusFaultKind.ConnectionDrop), Injected(scope.Emulator, ServiceBusFaultKind.ServerBusySend)));
-        var text = scope.Emulator.GetPrometheusMetrics();
-        Assert.Contains("servicebus_emulator_injected_faults_total{entity=\"orders\",kind=\"ServerBusySend\"} 1\n", text, StringComparison.Ordinal);
-        Assert.Contains("servicebus_emulator_injected_faults_total{entity=\"orders\",kind=\"ConnectionDrop\"} 1\n", text, StringComparison.Ordinal);
+        var faults = (await PrometheusScrape.SamplesAsync(scope.Emulator)).Where(s => s.Name == EmulatorMetricNames.InjectedFaults && s.Label(EmulatorMetricNames.EntityLabel) == Queue);
+        Assert.Equal([("ConnectionDrop", 1.0), ("ServerBusySend", 1.0)], faults.Select(s => (s.Label(EmulatorMetricNames.KindLabel)!, s.Value)).Order());
     }
 
     [Fact]

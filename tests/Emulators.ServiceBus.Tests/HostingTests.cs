@@ -2,6 +2,7 @@ using System.Net.Sockets;
 using System.Text.Json;
 using Azure.Messaging.ServiceBus;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
+using DroneDelivery.Lab.Measurement;
 using DroneDelivery.LocalSystem;
 using DroneDelivery.TestSupport;
 
@@ -46,7 +47,7 @@ public sealed class HostingTests
             await receiver.CompleteMessageAsync(received!);
             using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}") };
             var health = await http.GetAsync(EmulatorMetricNames.HealthPath);
-            var prometheus = await http.GetStringAsync(EmulatorMetricNames.PrometheusPath);
+            var prometheus = PrometheusText.Parse(await http.GetStringAsync(EmulatorMetricNames.PrometheusPath));
             var text = await http.GetStringAsync(EmulatorMetricNames.JsonPath);
             using var json = JsonDocument.Parse(text);
             var typed = JsonSerializer.Deserialize<EmulatorMetricsSnapshot>(text, new JsonSerializerOptions(JsonSerializerDefaults.Web))!;
@@ -54,8 +55,8 @@ public sealed class HostingTests
             Assert.Contains(process.RecentOutput, l => l.Contains($"amqp=127.0.0.1:{port}", StringComparison.Ordinal));
             Assert.Equal("over a process", received!.Body.ToString());
             Assert.True(health.IsSuccessStatusCode);
-            Assert.Contains($"{EmulatorMetricNames.CompletedMessages}{{queue=\"deliveries\"}} 1", prometheus, StringComparison.Ordinal);
-            Assert.Contains($"{EmulatorMetricNames.IncomingMessages}{{queue=\"deliveries\"}} 1", prometheus, StringComparison.Ordinal);
+            Assert.Equal(1, prometheus.Of(EmulatorMetricNames.CompletedMessages, "deliveries"));
+            Assert.Equal(1, prometheus.Of(EmulatorMetricNames.IncomingMessages, "deliveries"));
             var queue = json.RootElement.GetProperty("queues")[0];
             Assert.Equal("deliveries", queue.GetProperty("queue").GetString());
             Assert.Equal(1, queue.GetProperty("counters").GetProperty("completed").GetInt64());

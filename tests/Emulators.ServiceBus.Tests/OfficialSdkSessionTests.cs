@@ -310,22 +310,22 @@ public sealed class OfficialSdkSessionTests
     [Fact]
     public async Task Session_gauges_and_counters_appear_per_entity_in_json_and_prometheus()
     {
-        await using var scope = await SessionScope.StartAsync();
+        await using var scope = await SessionScope.StartAsync(http: true);
         await using var sender = scope.Client.CreateSender(SessionScope.Queue);
         await sender.SendMessagesAsync([Message("a", "one"), Message("b", "two")]);
         await using var receiver = await scope.Client.AcceptSessionAsync(SessionScope.Queue, "one");
         await receiver.RenewSessionLockAsync();
 
         var json = scope.Metrics;
-        var text = scope.Emulator.GetPrometheusMetrics();
+        var samples = await PrometheusScrape.SamplesAsync(scope.Emulator);
 
         Assert.Equal(2, json.ActiveSessions);
         Assert.Equal(1, json.LockedSessions);
         Assert.Equal(1, json.Counters.SessionLockRenewals);
-        Assert.Contains($"{EmulatorMetricNames.ActiveSessions}{{queue=\"{SessionScope.Queue}\"}} 2\n", text, StringComparison.Ordinal);
-        Assert.Contains($"{EmulatorMetricNames.LockedSessions}{{queue=\"{SessionScope.Queue}\"}} 1\n", text, StringComparison.Ordinal);
-        Assert.Contains($"{EmulatorMetricNames.SessionLockRenewals}{{queue=\"{SessionScope.Queue}\"}} 1\n", text, StringComparison.Ordinal);
-        Assert.Contains($"{EmulatorMetricNames.LockedSessions}{{queue=\"{SessionScope.PlainQueue}\"}} 0\n", text, StringComparison.Ordinal);
+        Assert.Equal(2, samples.Of(EmulatorMetricNames.ActiveSessions, SessionScope.Queue));
+        Assert.Equal(1, samples.Of(EmulatorMetricNames.LockedSessions, SessionScope.Queue));
+        Assert.Equal(1, samples.Of(EmulatorMetricNames.SessionLockRenewals, SessionScope.Queue));
+        Assert.Equal(0, samples.Of(EmulatorMetricNames.LockedSessions, SessionScope.PlainQueue));
     }
 
     private static Sdk.ServiceBusMessage Message(string body, string sessionId) => new(body) { SessionId = sessionId };
@@ -363,9 +363,9 @@ internal sealed class SessionScope : IAsyncDisposable
 
     public QueueMetricsSnapshot Metrics => Emulator.GetMetrics()[Queue];
 
-    public static ServiceBusEmulatorOptions Options(TimeProvider time) => new()
+    public static ServiceBusEmulatorOptions Options(TimeProvider time, bool http = false) => new()
     {
-        HttpPort = null,
+        HttpPort = http ? 0 : null,
         TimeProvider = time,
         Queues =
         [
@@ -386,11 +386,14 @@ internal sealed class SessionScope : IAsyncDisposable
         ],
     };
 
-    /// <summary>Starts on a fake clock at a whole millisecond (AMQP timestamps carry milliseconds), unless given another.</summary>
-    public static async Task<SessionScope> StartAsync(TimeProvider? time = null)
+    /// <summary>
+    /// Starts on a fake clock at a whole millisecond (AMQP timestamps carry milliseconds), unless given another;
+    /// with <paramref name="http"/>, also the HTTP endpoint (metrics).
+    /// </summary>
+    public static async Task<SessionScope> StartAsync(TimeProvider? time = null, bool http = false)
     {
         time ??= new FakeTimeProvider(DateTimeOffset.FromUnixTimeMilliseconds(DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()));
-        var emulator = await ServiceBusEmulator.StartAsync(Options(time));
+        var emulator = await ServiceBusEmulator.StartAsync(Options(time, http));
         return new SessionScope(emulator, new Sdk.ServiceBusClient(emulator.ConnectionString, new Sdk.ServiceBusClientOptions
         {
             RetryOptions = new Sdk.ServiceBusRetryOptions { Mode = Sdk.ServiceBusRetryMode.Fixed, TryTimeout = TimeSpan.FromSeconds(30), MaxRetries = 1, Delay = TimeSpan.FromMilliseconds(100) },

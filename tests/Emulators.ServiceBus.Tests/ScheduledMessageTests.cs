@@ -1,4 +1,6 @@
 using Azure.Messaging.ServiceBus;
+using DroneDelivery.Emulators.ServiceBus.Metrics;
+using DroneDelivery.Lab.Measurement;
 using Microsoft.Extensions.Time.Testing;
 
 namespace DroneDelivery.Emulators.ServiceBus.Tests;
@@ -186,14 +188,15 @@ public sealed class ScheduledMessageTests
     public async Task Scheduled_count_is_a_per_queue_gauge_in_the_Prometheus_metrics()
     {
         var time = Clock();
-        await using var scope = await EmulatorScope.StartAsync(time: time);
+        await using var scope = await EmulatorScope.StartAsync(emulator: o => o with { HttpPort = 0 }, time: time);
         await using var sender = scope.Client.CreateSender(EmulatorScope.Queue);
 
         await sender.ScheduleMessagesAsync([new ServiceBusMessage("a"), new ServiceBusMessage("b")], time.GetUtcNow().AddDays(1));
-        var text = scope.Emulator.GetPrometheusMetrics();
+        var text = await PrometheusScrape.TextAsync(scope.Emulator);
+        var samples = PrometheusText.Parse(text);
 
-        Assert.Contains("# TYPE servicebus_emulator_scheduled_messages gauge\n", text, StringComparison.Ordinal);
-        Assert.Contains("servicebus_emulator_scheduled_messages{queue=\"orders\"} 2\n", text, StringComparison.Ordinal);
-        Assert.Contains("servicebus_emulator_active_messages{queue=\"orders\"} 0\n", text, StringComparison.Ordinal);
+        Assert.Contains($"# TYPE {EmulatorMetricNames.ScheduledMessages} gauge\n", text, StringComparison.Ordinal);
+        Assert.Equal(2, samples.Of(EmulatorMetricNames.ScheduledMessages, EmulatorScope.Queue));
+        Assert.Equal(0, samples.Of(EmulatorMetricNames.ActiveMessages, EmulatorScope.Queue));
     }
 }

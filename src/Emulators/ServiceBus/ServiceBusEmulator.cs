@@ -29,6 +29,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     private readonly Namespace _namespace;
     private readonly AmqpListener _listener;
     private readonly MetricsRecorder _metrics;
+    private readonly EmulatorInstruments _instruments;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _sweeper;
     private WebApplication? _http;
@@ -39,6 +40,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         _namespace = ns;
         _listener = listener;
         _metrics = new MetricsRecorder(ns.Queues, options.MetricsSeriesSeconds, options.TimeProvider, ns.Faults);
+        _instruments = new EmulatorInstruments(ns.Queues, ns.Faults, options.TimeProvider);
         _sweeper = Task.Run(SweepLoopAsync);
     }
 
@@ -113,9 +115,6 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     /// <summary>The faults injected into the namespace: set the rules, pause it, read what was injected (also over HTTP).</summary>
     internal FaultInjector Faults => _namespace.Faults;
 
-    /// <summary>The metrics in Prometheus text format (what <c>/metrics</c> serves).</summary>
-    public string GetPrometheusMetrics() => _metrics.RenderPrometheus();
-
     public async ValueTask DisposeAsync()
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
@@ -127,6 +126,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         }
 
         await _listener.DisposeAsync().ConfigureAwait(false);
+        _instruments.Dispose();
         _stopping.Dispose();
     }
 
@@ -139,8 +139,9 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         // decides what Ctrl+C and SIGTERM do, not this endpoint's host.
         builder.Services.AddSingleton<IHostLifetime, ProcessSignalsIgnored>();
         builder.WebHost.UseKestrel(k => k.Listen(address, port));
+        builder.Services.AddEmulatorMetrics("servicebus-emulator", _instruments.Meter);
         var app = builder.Build();
-        app.MapGet(EmulatorMetricNames.PrometheusPath, () => Results.Text(_metrics.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8"));
+        app.UseEmulatorMetrics();
         app.MapGet(EmulatorMetricNames.JsonPath, () => Results.Text(JsonSerializer.Serialize(_metrics.Snapshot(), Json), "application/json"));
         app.MapGet(EmulatorMetricNames.HealthPath, () => Results.Json(new { status = "healthy", message = "Service is healthy." }));
         FaultAdminEndpoints.Map(app, _namespace, Options);

@@ -2,11 +2,12 @@ namespace DroneDelivery.Emulators.ServiceBus.Metrics;
 
 /// <summary>
 /// Names of the emulator's metrics: Prometheus series on <c>/metrics</c> (each with a <c>queue</c> label; dead-letters
-/// also with <c>reason</c>) and the matching JSON fields on <see cref="JsonPath"/>.
+/// also with <c>reason</c>; injected faults with <c>entity</c> and <c>kind</c> instead), the names of its instruments
+/// (<see cref="EmulatorInstruments"/>) as the exporter keeps them, and the matching JSON fields on <see cref="JsonPath"/>.
 /// </summary>
 public static class EmulatorMetricNames
 {
-    public const string PrometheusPath = "/metrics";
+    public const string PrometheusPath = EmulatorMetricsEndpoint.Path;
     public const string JsonPath = "/_emulator/metrics";
     public const string HealthPath = "/health";
 
@@ -35,6 +36,8 @@ public static class EmulatorMetricNames
 
     public const string QueueLabel = "queue";
     public const string ReasonLabel = "reason";
+    public const string EntityLabel = "entity";
+    public const string KindLabel = "kind";
 
     /// <summary>Reason recorded when a message exceeded the queue's MaxDeliveryCount.</summary>
     public const string MaxDeliveryCountExceededReason = "MaxDeliveryCountExceeded";
