@@ -1,6 +1,7 @@
 using System.Net.Sockets;
 using DroneDelivery.Amqp.Framing;
 using DroneDelivery.Amqp.Messaging;
+using DroneDelivery.Amqp.Tests.HostileInput;
 using DroneDelivery.TestSupport;
 using Microsoft.Extensions.Time.Testing;
 
@@ -90,12 +91,12 @@ public sealed class MalformedInputTests
         var stream = client.GetStream();
         await stream.WriteAsync(AmqpHeader);
         await stream.WriteAsync(Open());
-        await stream.WriteAsync(Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }));
+        await stream.WriteAsync(AmqpGen.Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }));
 
-        await stream.WriteAsync(Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 }));
+        await stream.WriteAsync(AmqpGen.Frame(new Transfer { Handle = 7, DeliveryId = 0, DeliveryTag = [1], MessageFormat = 0 }));
         var end = await ReadUntilAsync<End>(stream);
-        await stream.WriteAsync(Frame(new End()));
-        await stream.WriteAsync(Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }, channel: 1));
+        await stream.WriteAsync(AmqpGen.Frame(new End()));
+        await stream.WriteAsync(AmqpGen.Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 10, OutgoingWindow = 10 }, channel: 1));
         var begin = await ReadUntilAsync<Begin>(stream);
 
         Assert.Equal(ErrorCondition.UnattachedHandle, end.Error?.Condition);
@@ -206,17 +207,5 @@ public sealed class MalformedInputTests
         return Performative.Decode(ref reader);
     }
 
-    private static byte[] Open() => Frame(new Open { ContainerId = "raw-client" });
-
-    private static byte[] Frame(Performative performative, ushort channel = 0)
-    {
-        using var buffer = new Codec.ByteBuffer();
-        buffer.Reserve(8);
-        performative.Encode(buffer);
-        var bytes = buffer.ToArray();
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(bytes, (uint)bytes.Length);
-        bytes[4] = 2;
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt16BigEndian(bytes.AsSpan(6), channel);
-        return bytes;
-    }
+    private static byte[] Open() => AmqpGen.Frame(new Open { ContainerId = "raw-client" });
 }

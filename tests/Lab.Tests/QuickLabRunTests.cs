@@ -114,18 +114,21 @@ public sealed class QuickLabRunTests(QuickLabRun run)
         var a3 = run.Step("A3");
         Assert.True(a1.GetProperty("cosmos").GetProperty("throttledRequests").GetInt64() > 0, a1.ToString());
 
-        // More RU/s lifts the throttling. Not always to exactly zero: the closed-loop users ask for more
-        // invoices on a fast machine than the case study's users did, enough to reach 2,500 RU/s at the
-        // peak of A3's ramp; the share of throttled operations still falls at least five-fold.
-        static double ThrottledShare(JsonElement step) =>
-            step.GetProperty("cosmos").GetProperty("throttledRequests").GetInt64() / (double)Math.Max(1, step.GetProperty("cosmos").GetProperty("operations").GetInt64());
-        Assert.True(ThrottledShare(a3) <= ThrottledShare(a1) / 5, $"throttled per operation: A3 {ThrottledShare(a3):0.000} vs A1 {ThrottledShare(a1):0.000}");
+        // A3's 2,500 RU/s are not checked for an end of throttling: its nine queries per invoice go out at once,
+        // and whether the users' peak asks for more than 2,500 RU/s depends on how fast this machine serves them
+        // (a fast one, or one catching up after a stall, does). The lab's own verdicts are about latency and
+        // throughput, and so are these: parallel queries cut the latency and carry more invoices.
         Assert.True(
             a3.GetProperty("averageLatencyMs").GetDouble() < 0.6 * a1.GetProperty("averageLatencyMs").GetDouble(),
             $"A3 {a3.GetProperty("averageLatencyMs")} ms vs A1 {a1.GetProperty("averageLatencyMs")} ms");
+        Assert.True(
+            a3.GetProperty("throughput").GetDouble() >= 1.2 * a1.GetProperty("throughput").GetDouble(),
+            $"A3 {a3.GetProperty("throughput")} vs A1 {a1.GetProperty("throughput")} invoices/s");
 
-        // The utilization query fans out to every one of the 9 physical partitions (plus retries of 429s in A1).
-        Assert.InRange(a3.GetProperty("cosmos").GetProperty("callsPerOperation").GetDouble(), 8.5, 10);
+        // The utilization query fans out to every one of the 9 physical partitions; a throttled call is made again.
+        var cosmos = a3.GetProperty("cosmos");
+        var throttledPerOperation = cosmos.GetProperty("throttledRequests").GetInt64() / (double)Math.Max(1, cosmos.GetProperty("operations").GetInt64());
+        Assert.InRange(cosmos.GetProperty("callsPerOperation").GetDouble() - throttledPerOperation, 8.5, 9.5);
         Assert.InRange(a3.GetProperty("cosmos").GetProperty("requestUnitsPerOperation").GetDouble(), 20, 40);
     }
 

@@ -24,9 +24,9 @@ public sealed class ConnectionRegressionTests
         var stream = client.GetStream();
 
         await stream.WriteAsync("AMQP\0\u0001\0\0"u8.ToArray());
-        await stream.WriteAsync(Frame(new Open { ContainerId = "raw" }));
-        await stream.WriteAsync(Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 100, OutgoingWindow = 100 }));
-        await stream.WriteAsync(Frame(new Attach { Name = "far", Handle = AmqpSession.HandleMax + 1, Role = LinkRole.Sender, Target = new Target { Address = "q" } }));
+        await stream.WriteAsync(AmqpGen.Frame(new Open { ContainerId = "raw" }));
+        await stream.WriteAsync(AmqpGen.Frame(new Begin { NextOutgoingId = 0, IncomingWindow = 100, OutgoingWindow = 100 }));
+        await stream.WriteAsync(AmqpGen.Frame(new Attach { Name = "far", Handle = AmqpSession.HandleMax + 1, Role = LinkRole.Sender, Target = new Target { Address = "q" } }));
         var frames = Frames(await ReadToEndAsync(stream));
 
         // Everything the broker sent, decoded, so a failure shows what came instead.
@@ -83,16 +83,5 @@ public sealed class ConnectionRegressionTests
 
         Assert.True(offset == answer.Length, $"{answer.Length - offset} bytes after the last whole frame: {Convert.ToHexString(answer)}");
         return frames;
-    }
-
-    private static byte[] Frame(Performative performative)
-    {
-        using var buffer = new ByteBuffer();
-        buffer.Reserve(8);
-        performative.Encode(buffer);
-        var bytes = buffer.ToArray();
-        BinaryPrimitives.WriteUInt32BigEndian(bytes, (uint)bytes.Length);
-        bytes[4] = 2;
-        return bytes;
     }
 }
