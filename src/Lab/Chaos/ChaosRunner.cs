@@ -29,61 +29,32 @@ internal sealed record ChaosSettings
 
     public string CosmosContainer { get; init; } = "dronedelivery/packages";
 
-    /// <summary>CI: about 3 minutes on 2 cores, every fault once, fewer replicas.</summary>
-    public static ChaosSettings Ci { get; } = new()
-    {
-        Mode = "ci",
-        Plan = new ChaosPlan
-        {
-            LoadDuration = TimeSpan.FromSeconds(75),
-            Warmup = TimeSpan.FromSeconds(15),
-            QuietTail = TimeSpan.FromSeconds(15),
-            KillEvery = TimeSpan.FromSeconds(10),
-            FaultWindow = TimeSpan.FromSeconds(8),
-            RestartDelay = TimeSpan.FromSeconds(2),
-        },
-        Rate = 8,
-        ReplicaDivisor = 3,
-        DrainBound = TimeSpan.FromSeconds(120),
-        LabMode = LabMode.Quick,
-    };
+    /// <summary>CI: about 3 minutes on 2 cores, every fault once, half the step's replicas (two Workflows, so one killed leaves work going on).</summary>
+    public static ChaosSettings Ci { get; } = Of("ci", load: 75, warmup: 15, killEvery: 15, window: 8, restartDelay: 2, rate: 8, divisor: 2, drain: 120, LabMode.Quick);
 
     /// <summary>Quick: at most 10 minutes on 2 cores, half the step's replicas.</summary>
-    public static ChaosSettings Quick { get; } = new()
-    {
-        Mode = "quick",
-        Plan = new ChaosPlan
-        {
-            LoadDuration = TimeSpan.FromSeconds(240),
-            Warmup = TimeSpan.FromSeconds(40),
-            QuietTail = TimeSpan.FromSeconds(40),
-            KillEvery = TimeSpan.FromSeconds(20),
-            FaultWindow = TimeSpan.FromSeconds(15),
-            RestartDelay = TimeSpan.FromSeconds(3),
-        },
-        Rate = 12,
-        ReplicaDivisor = 2,
-        DrainBound = TimeSpan.FromSeconds(150),
-        LabMode = LabMode.Quick,
-    };
+    public static ChaosSettings Quick { get; } = Of("quick", load: 240, warmup: 40, killEvery: 20, window: 15, restartDelay: 3, rate: 12, divisor: 2, drain: 150, LabMode.Quick);
 
     /// <summary>Full: the step's replicas and uncompressed locks, 8 minutes of load.</summary>
-    public static ChaosSettings Full { get; } = new()
+    public static ChaosSettings Full { get; } = Of("full", load: 480, warmup: 60, killEvery: 30, window: 30, restartDelay: 5, rate: 20, divisor: 1, drain: 480, LabMode.Full);
+
+    /// <summary>A mode; durations in seconds, the quiet tail as long as the warm-up.</summary>
+    private static ChaosSettings Of(string mode, int load, int warmup, int killEvery, int window, int restartDelay, double rate, int divisor, int drain, LabMode labMode) => new()
     {
-        Mode = "full",
+        Mode = mode,
         Plan = new ChaosPlan
         {
-            LoadDuration = TimeSpan.FromSeconds(480),
-            Warmup = TimeSpan.FromSeconds(60),
-            QuietTail = TimeSpan.FromSeconds(60),
-            KillEvery = TimeSpan.FromSeconds(30),
-            FaultWindow = TimeSpan.FromSeconds(30),
-            RestartDelay = TimeSpan.FromSeconds(5),
+            LoadDuration = TimeSpan.FromSeconds(load),
+            Warmup = TimeSpan.FromSeconds(warmup),
+            QuietTail = TimeSpan.FromSeconds(warmup),
+            KillEvery = TimeSpan.FromSeconds(killEvery),
+            FaultWindow = TimeSpan.FromSeconds(window),
+            RestartDelay = TimeSpan.FromSeconds(restartDelay),
         },
-        Rate = 20,
-        ReplicaDivisor = 1,
-        DrainBound = TimeSpan.FromMinutes(8),
-        LabMode = LabMode.Full,
+        Rate = rate,
+        ReplicaDivisor = divisor,
+        DrainBound = TimeSpan.FromSeconds(drain),
+        LabMode = labMode,
     };
 }
 
@@ -97,7 +68,7 @@ internal static class ChaosRunner
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
         var quick = new Option<bool>("--quick") { Description = "At most 10 minutes on 2 cores: 4 minutes of load, half the step's replicas, time compressed." };
-        var ci = new Option<bool>("--ci") { Description = "About 3 minutes on 2 cores: 75 s of load, a third of the step's replicas, every fault once." };
+        var ci = new Option<bool>("--ci") { Description = "About 3 minutes on 2 cores: 75 s of load, half the step's replicas, every fault once." };
         var step = new Option<string>("--step") { Description = "The scenario-B step whose configuration runs.", DefaultValueFactory = _ => "B5" };
         var duration = new Option<TimeSpan?>("--duration") { Description = "How long the load lasts (overrides the mode's)." };
         var rate = new Option<double?>("--rate") { Description = "Delivery requests per second (overrides the mode's)." };

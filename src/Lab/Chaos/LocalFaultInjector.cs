@@ -60,30 +60,10 @@ internal sealed class LocalFaultInjector(LocalDeployment deployment, string cosm
                     cancellationToken).ConfigureAwait(false);
                 return ($"{cosmosContainer}: {CosmosErrorShare:P0} each of 503, 408, 410/1002, 449", 0);
             case FaultKind.ServiceBusConnectionDrops:
-                await ServiceBus.SetAsync(
-                    new ServiceBusFaultOptions
-                    {
-                        Seed = seed,
-                        Rules =
-                        [
-                            new ServiceBusFaultRule { Kind = ServiceBusFaultKind.ConnectionDrop, Probability = ConnectionDropShare },
-                            new ServiceBusFaultRule { Kind = ServiceBusFaultKind.ConnectionForced, Probability = ConnectionDropShare },
-                        ],
-                    },
-                    cancellationToken).ConfigureAwait(false);
+                await SetServiceBusFaultsAsync(ConnectionDropShare, [ServiceBusFaultKind.ConnectionDrop, ServiceBusFaultKind.ConnectionForced], cancellationToken).ConfigureAwait(false);
                 return ($"{ConnectionDropShare:P0} of operations each: connection reset, connection forced closed", 0);
             case FaultKind.ServiceBusBusy:
-                await ServiceBus.SetAsync(
-                    new ServiceBusFaultOptions
-                    {
-                        Seed = seed,
-                        Rules =
-                        [
-                            new ServiceBusFaultRule { Kind = ServiceBusFaultKind.ServerBusySend, Probability = ServerBusyShare },
-                            new ServiceBusFaultRule { Kind = ServiceBusFaultKind.ServerBusyReceive, Probability = ServerBusyShare },
-                        ],
-                    },
-                    cancellationToken).ConfigureAwait(false);
+                await SetServiceBusFaultsAsync(ServerBusyShare, [ServiceBusFaultKind.ServerBusySend, ServiceBusFaultKind.ServerBusyReceive], cancellationToken).ConfigureAwait(false);
                 return ($"{ServerBusyShare:P0} of sends and receives: server-busy", 0);
             default:
                 throw new ArgumentOutOfRangeException(nameof(fault), fault.Kind, "Unknown fault.");
@@ -146,6 +126,11 @@ internal sealed class LocalFaultInjector(LocalDeployment deployment, string cosm
 
     private sealed record InjectedCount(string Kind, long Count);
 
+    private Task SetServiceBusFaultsAsync(double probability, ServiceBusFaultKind[] kinds, CancellationToken cancellationToken) =>
+        ServiceBus.SetAsync(
+            new ServiceBusFaultOptions { Seed = seed, Rules = [.. kinds.Select(kind => new ServiceBusFaultRule { Kind = kind, Probability = probability })] },
+            cancellationToken);
+
     private async Task SetCosmosFaultsAsync(CosmosFaultOptions? faults, CancellationToken cancellationToken)
     {
         using var request = new HttpRequestMessage(faults is null ? HttpMethod.Delete : HttpMethod.Put, EmulatorFaultsPath)
@@ -170,7 +155,10 @@ internal sealed class LocalFaultInjector(LocalDeployment deployment, string cosm
             var names = new List<(ServiceKind Service, string Name)>();
             foreach (var (service, index) in group.OrderByDescending(v => v.Index))
             {
-                names.Add((service, await deployment.Services[service].KillAsync(index, cancellationToken).ConfigureAwait(false)));
+                if (await deployment.Services[service].KillAsync(index, cancellationToken).ConfigureAwait(false) is { } name)
+                {
+                    names.Add((service, name));
+                }
             }
 
             return names;
@@ -178,7 +166,9 @@ internal sealed class LocalFaultInjector(LocalDeployment deployment, string cosm
         var names = (await Task.WhenAll(kills).ConfigureAwait(false)).SelectMany(n => n).ToList();
 
         _killed[fault] = names;
-        return ("killed " + string.Join(", ", names.Select(n => n.Name)), names.Count);
+        return names.Count == 0
+            ? ($"no {string.Join(" or ", victims.Select(v => v.Service.Name).Distinct())} replica running: every one is being replaced", 0)
+            : ("killed " + string.Join(", ", names.Select(n => n.Name)), names.Count);
     }
 
     /// <summary>A third (at least one) of each running service's replicas, chosen at random.</summary>

@@ -85,16 +85,17 @@ internal sealed class ReplicaSet : IAsyncDisposable
     /// <summary>
     /// Kills the replica at <paramref name="index"/> (modulo the running count) with <c>kill -9</c> and takes it
     /// out of the balancer at once, so no other kill picks it too; connections through the balancer to it are
-    /// cut with it. <see cref="ReplaceAsync"/> starts its replacement. Returns the name of the replica killed.
+    /// cut with it. <see cref="ReplaceAsync"/> starts its replacement. Returns the name of the replica killed,
+    /// or null when none is running (every one is being replaced).
     /// </summary>
-    public async Task<string> KillAsync(int index, CancellationToken cancellationToken)
+    public async Task<string?> KillAsync(int index, CancellationToken cancellationToken)
     {
         Replica victim;
         lock (_sync)
         {
             if (_replicas.Count == 0)
             {
-                throw new InvalidOperationException($"No {Service.Name} replica is running to kill.");
+                return null;
             }
 
             victim = _replicas[index % _replicas.Count];
