@@ -102,11 +102,14 @@ internal static class ChaosReportWriter
         md.AppendLine(CultureInfo.InvariantCulture, $"| half-done | {f.HalfDone.Count} |");
         md.AppendLine().AppendLine("## Faults and recovery").AppendLine();
         md.AppendLine(CultureInfo.InvariantCulture, $"Pre-fault completion rate {f.PreFaultRate:0.0}/s; recovered when {ChaosVerdicts.RecoveryWindowSeconds} s reach {ChaosVerdicts.RecoveredShare:P0} of it, counted from the fault's end (window closed, replacement ready).").AppendLine();
-        md.AppendLine("| fault | start s | end s | what | recovery s |").AppendLine("|---|---|---|---|---|");
+        md.AppendLine("| fault | start s | end s | what | recovery after its end, s | after its start, s |").AppendLine("|---|---|---|---|---|---|");
         foreach (var recovery in f.Recoveries)
         {
             var r = recovery.Fault;
-            md.AppendLine(CultureInfo.InvariantCulture, $"| {r.Kind} | {r.Started.TotalSeconds:0.0} | {r.Ended.TotalSeconds:0.0} | {Cell(r.Target)} | {(recovery.Seconds is { } s ? s.ToString("0", CultureInfo.InvariantCulture) : "not recovered")} |");
+            var (afterEnd, afterStart) = recovery.Seconds is { } s
+                ? (s.ToString("0", CultureInfo.InvariantCulture), (s + (r.Ended - r.Started).TotalSeconds).ToString("0", CultureInfo.InvariantCulture))
+                : ("not recovered", "–");
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {r.Kind} | {r.Started.TotalSeconds:0.0} | {r.Ended.TotalSeconds:0.0} | {Cell(r.Target)} | {afterEnd} | {afterStart} |");
         }
 
         md.AppendLine().AppendLine("Faults the emulators injected: " + (report.Injected.Count == 0 ? "none" : string.Join(", ", report.Injected.Select(i => $"{i.Key} {i.Value}"))) + ".");

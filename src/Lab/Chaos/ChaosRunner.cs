@@ -176,11 +176,12 @@ internal static class ChaosRunner
             var stores = await StoreReader.ReadAsync(deployment, PipelineScenario.Queue, cancellationToken).ConfigureAwait(false);
             var ingestion = new IngestionCounts(load.StatusCounts.GetValueOrDefault("202"), load.Totals.Timeouts + load.Totals.ConnectionErrors + load.Totals.Cancelled);
             var figures = ChaosVerdicts.Figures(stores, ingestion, faults, loadStart, observedUntil);
-            var verdicts = ChaosVerdicts.Verdicts(figures, faults);
-            if (!drained)
-            {
-                verdicts = [.. verdicts, new ChaosVerdict("the queue drained", false, $"messages still queued after {settings.DrainBound.TotalSeconds:0} s")];
-            }
+            IReadOnlyList<ChaosVerdict> verdicts =
+            [
+                .. ChaosVerdicts.Verdicts(figures, faults),
+                new("the queue drained after the load", drained, string.Create(CultureInfo.InvariantCulture,
+                    $"{(drained ? "empty" : "messages still queued")} {(observedUntil - loadEnd).TotalSeconds:0} s after the load (bound {settings.DrainBound.TotalSeconds:0} s)")),
+            ];
 
             var report = new ChaosReport(settings, step.Id, loadStart, loadEnd, observedUntil, load, figures, faults, injected, verdicts, (clock.Elapsed - started).TotalSeconds);
             var (markdown, _) = await ChaosReportWriter.WriteAsync(report, options.OutputDirectory, cancellationToken).ConfigureAwait(false);

@@ -161,7 +161,7 @@ internal static class ChaosVerdicts
         ];
     }
 
-    /// <summary>Completions per second between the load's first quarter of the warm-up and the first fault (the system's steady rate, its start-up ramp excluded).</summary>
+    /// <summary>Completions per second over the second half of the warm-up, before the first fault (the system's steady rate: its start-up and first backlog excluded).</summary>
     internal static double PreFaultRate(IReadOnlyList<DateTimeOffset> completions, DateTimeOffset loadStart, IReadOnlyList<FaultRecord> faults)
     {
         if (faults.Count == 0)
@@ -170,7 +170,7 @@ internal static class ChaosVerdicts
         }
 
         var firstFault = loadStart + faults.Min(f => f.Started);
-        var from = loadStart + ((firstFault - loadStart) / 4);
+        var from = loadStart + ((firstFault - loadStart) / 2);
         var seconds = (firstFault - from).TotalSeconds;
         return seconds <= 0 ? 0 : completions.Count(c => c >= from && c < firstFault) / seconds;
     }
