@@ -224,6 +224,20 @@ public sealed class LocalProcess : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Kills the program and everything it started at once (SIGKILL to its process group), as a node's
+    /// <c>kill -9</c> or an out-of-memory kill would: none of its shutdown code runs. <see cref="Exited"/>
+    /// completes when it is gone; <see cref="DisposeAsync"/> is still needed to release the watchdog.
+    /// </summary>
+    public void Kill()
+    {
+        var pid = ProcessId;
+        if (pid > 0 && !_exited.Task.IsCompleted)
+        {
+            _ = kill(-pid, SigKill);
+        }
+    }
+
     /// <summary>Asks the program to stop (SIGTERM, SIGKILL after 10 s) and waits for it.</summary>
     public async ValueTask DisposeAsync()
     {

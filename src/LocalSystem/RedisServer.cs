@@ -13,6 +13,12 @@ public sealed record RedisServerOptions
     public string MaxMemoryPolicy { get; init; } = "noeviction";
 
     public string? LogFile { get; init; }
+
+    /// <summary>
+    /// When set, redis-server keeps an append-only file in this directory and loads it on start, so a
+    /// server killed and started again on the same port keeps every write it acknowledged. Null: no persistence.
+    /// </summary>
+    public string? DataDirectory { get; init; }
 }
 
 /// <summary>
@@ -66,10 +72,19 @@ public sealed class RedisServer : IAsyncDisposable
             "--port", port.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--bind", "127.0.0.1",
             "--save", "",
-            "--appendonly", "no",
             "--daemonize", "no",
             "--maxmemory-policy", options.MaxMemoryPolicy,
         ];
+        if (options.DataDirectory is null)
+        {
+            args.AddRange(["--appendonly", "no"]);
+        }
+        else
+        {
+            // Each write reaches the file before its answer is sent, so a kill -9 loses nothing acknowledged.
+            Directory.CreateDirectory(options.DataDirectory);
+            args.AddRange(["--dir", options.DataDirectory, "--appendonly", "yes", "--appendfsync", "everysec"]);
+        }
         if (options.MaxMemory is not null)
         {
             args.AddRange(["--maxmemory", options.MaxMemory]);

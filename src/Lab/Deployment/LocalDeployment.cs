@@ -36,6 +36,9 @@ internal sealed record DeploymentOptions
     /// <summary>When set, a real Prometheus scrapes the system on 127.0.0.1:<c>Port</c>, keeping its files in <c>Directory</c>.</summary>
     public (int Port, string Directory)? Prometheus { get; init; }
 
+    /// <summary>redis-server keeps an append-only file, so a killed and restarted server keeps what it acknowledged (the chaos command).</summary>
+    public bool RedisPersistence { get; init; }
+
     /// <summary>Raised with progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
 }
@@ -182,9 +185,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
         else if (Redis is null)
         {
             _options.Log($"starting redis-server (maxmemory {maxMemory ?? "unlimited"}, {policy})");
-            Redis = await RedisServer.StartAsync(
-                new RedisServerOptions { MaxMemory = maxMemory, MaxMemoryPolicy = policy, LogFile = Path.Combine(_options.WorkDirectory, "logs", "redis.log") },
-                cancellationToken).ConfigureAwait(false);
+            Redis = await RedisServer.StartAsync(RedisOptions(0, maxMemory, policy), cancellationToken).ConfigureAwait(false);
             (_redisMaxMemory, _redisPolicy) = (maxMemory, policy);
             restart.Add(ServiceKind.Delivery);
         }
@@ -214,6 +215,31 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         Prometheus?.UpdateTargets(this);
     }
+
+    /// <summary>Kills redis-server with <c>kill -9</c>; <see cref="RestartRedisAsync"/> starts it again.</summary>
+    public async Task KillRedisAsync(CancellationToken cancellationToken)
+    {
+        var redis = Redis ?? throw new InvalidOperationException("redis-server is not running.");
+        redis.Process.Kill();
+        await redis.Process.Exited.WaitAsync(TimeSpan.FromSeconds(30), cancellationToken).ConfigureAwait(false);
+        await redis.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Starts redis-server again on its port with the same limits (and, with <see cref="DeploymentOptions.RedisPersistence"/>, its data).</summary>
+    public async Task RestartRedisAsync(CancellationToken cancellationToken)
+    {
+        var port = Redis?.Port ?? throw new InvalidOperationException("redis-server was never started.");
+        Redis = await RedisServer.StartAsync(RedisOptions(port, _redisMaxMemory, _redisPolicy ?? "noeviction"), cancellationToken).ConfigureAwait(false);
+    }
+
+    private RedisServerOptions RedisOptions(int port, string? maxMemory, string policy) => new()
+    {
+        Port = port,
+        MaxMemory = maxMemory,
+        MaxMemoryPolicy = policy,
+        LogFile = Path.Combine(_options.WorkDirectory, "logs", "redis.log"),
+        DataDirectory = _options.RedisPersistence ? Path.Combine(_options.WorkDirectory, "redis-data") : null,
+    };
 
     /// <summary>Runs the DroneScheduler seed command against the emulator (provisioning and, unless told otherwise, data).</summary>
     public async Task SeedAsync(IEnumerable<string> arguments, CancellationToken cancellationToken, string name = "seed")

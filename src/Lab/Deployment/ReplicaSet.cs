@@ -13,6 +13,7 @@ internal sealed class ReplicaSet : IAsyncDisposable
     private static readonly HttpClient Probe = new() { Timeout = TimeSpan.FromSeconds(2) };
 
     private readonly string _logDirectory;
+    private readonly Lock _sync = new();
     private List<Replica> _replicas = [];
     private int _generation;
 
@@ -42,7 +43,7 @@ internal sealed class ReplicaSet : IAsyncDisposable
         {
             // Start replicas concurrently: each pays JIT start-up, which is CPU-bound, but waiting for
             // readiness overlaps.
-            var starts = Enumerable.Range(1, count).Select(i => StartReplicaAsync(i, environment, cancellationToken)).ToList();
+            var starts = Enumerable.Range(1, count).Select(i => StartReplicaAsync($"{Service.Name}-{i}", environment, cancellationToken)).ToList();
             foreach (var start in starts)
             {
                 try
@@ -81,6 +82,44 @@ internal sealed class ReplicaSet : IAsyncDisposable
         await Task.WhenAll(old.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Kills the replica at <paramref name="index"/> (modulo the running count) with <c>kill -9</c> and takes it
+    /// out of the balancer at once, so no other kill picks it too; connections through the balancer to it are
+    /// cut with it. <see cref="ReplaceAsync"/> starts its replacement. Returns the name of the replica killed,
+    /// or null when none is running (every one is being replaced).
+    /// </summary>
+    public async Task<string?> KillAsync(int index, CancellationToken cancellationToken)
+    {
+        Replica victim;
+        lock (_sync)
+        {
+            if (_replicas.Count == 0)
+            {
+                return null;
+            }
+
+            victim = _replicas[index % _replicas.Count];
+            _replicas = [.. _replicas.Where(r => r != victim)];
+            Balancer.BackendPorts = [.. _replicas.Select(r => r.Port)];
+        }
+
+        victim.Process.Kill();
+        await victim.Process.Exited.WaitAsync(TimeSpan.FromSeconds(30), cancellationToken).ConfigureAwait(false);
+        await victim.Process.DisposeAsync().ConfigureAwait(false);
+        return victim.Name;
+    }
+
+    /// <summary>Starts a replica named <paramref name="name"/> with the set's environment and puts it in the balancer once ready, as a ReplicaSet replaces a dead pod.</summary>
+    public async Task ReplaceAsync(string name, CancellationToken cancellationToken)
+    {
+        var replacement = await StartReplicaAsync(name, Environment, cancellationToken).ConfigureAwait(false);
+        lock (_sync)
+        {
+            _replicas = [.. _replicas, replacement];
+            Balancer.BackendPorts = [.. _replicas.Select(r => r.Port)];
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         Balancer.BackendPorts = [];
@@ -89,10 +128,9 @@ internal sealed class ReplicaSet : IAsyncDisposable
         await Balancer.DisposeAsync().ConfigureAwait(false);
     }
 
-    private async Task<Replica> StartReplicaAsync(int index, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
+    private async Task<Replica> StartReplicaAsync(string name, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
     {
         var port = FreePort.Next();
-        var name = $"{Service.Name}-{index}";
         var variables = new Dictionary<string, string?>(environment.ToDictionary(e => e.Key, e => (string?)e.Value))
         {
             ["ASPNETCORE_URLS"] = $"http://127.0.0.1:{port}",

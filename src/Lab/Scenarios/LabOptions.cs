@@ -171,6 +171,9 @@ internal sealed record LabRunOptions
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }
 
+    /// <summary>redis-server keeps an append-only file, so killing and restarting it loses nothing it acknowledged (the chaos command).</summary>
+    public bool RedisPersistence { get; init; }
+
     /// <summary>Progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
 }

@@ -137,6 +137,7 @@ internal static class LabRunner
                 Services = scenario.Services,
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
+                RedisPersistence = options.RedisPersistence,
                 Log = options.Log,
             },
             cancellationToken);
