@@ -125,10 +125,11 @@ public sealed class QuickLabRunTests(QuickLabRun run)
             a3.GetProperty("throughput").GetDouble() >= 1.2 * a1.GetProperty("throughput").GetDouble(),
             $"A3 {a3.GetProperty("throughput")} vs A1 {a1.GetProperty("throughput")} invoices/s");
 
-        // The utilization query fans out to every one of the 9 physical partitions; a throttled call is made again.
+        // The utilization query fans out to the 9 physical partitions (a single-partition query makes one call): a
+        // throttled call is made again, and an invoice its user gave up on stops before it has visited them all.
         var cosmos = a3.GetProperty("cosmos");
         var throttledPerOperation = cosmos.GetProperty("throttledRequests").GetInt64() / (double)Math.Max(1, cosmos.GetProperty("operations").GetInt64());
-        Assert.InRange(cosmos.GetProperty("callsPerOperation").GetDouble() - throttledPerOperation, 8.5, 9.5);
+        Assert.InRange(cosmos.GetProperty("callsPerOperation").GetDouble() - throttledPerOperation, 7, 9.5);
         Assert.InRange(a3.GetProperty("cosmos").GetProperty("requestUnitsPerOperation").GetDouble(), 20, 40);
     }
 
@@ -194,8 +195,8 @@ public sealed class LabInterruptTests
     private static bool IsWatchdog(string process) =>
         process.Contains("parent=$1", StringComparison.Ordinal) || process.EndsWith(": sleep 1 ", StringComparison.Ordinal) || process.EndsWith(": sleep 1", StringComparison.Ordinal);
 
-    /// <summary>How long this test may take (see <see cref="QuickLabRun.Bound"/>): it takes seconds, but starting a lab on a busy machine may take one.</summary>
-    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(1.5);
+    /// <summary>How long this test may take (see <see cref="QuickLabRun.Bound"/>): it takes seconds, but starting and stopping a lab on a busy machine may take a minute each.</summary>
+    internal static readonly TimeSpan Bound = TimeSpan.FromMinutes(2.5);
 
     [Fact]
     public async Task Ctrl_C_stops_the_lab_and_every_process_it_started()
@@ -203,9 +204,10 @@ public sealed class LabInterruptTests
         var output = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
         try
         {
-            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--output", output);
+            // A third of the chart's replicas: the test is about what the lab stops, not how many.
+            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--replica-divisor", "3", "--output", output);
             Assert.True(
-                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 3 × workflow", StringComparison.Ordinal), Bound - TimeSpan.FromSeconds(30), TimeSpan.FromMilliseconds(200)),
+                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 1 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(1), TimeSpan.FromMilliseconds(200)),
                 lab.Output);
             Assert.NotEmpty(lab.Leftovers());
 

@@ -273,10 +273,9 @@ internal sealed class LocalDeployment : IAsyncDisposable
             await Prometheus.DisposeAsync().ConfigureAwait(false);
         }
 
-        foreach (var set in _services.Values.Reverse())
-        {
-            await set.DisposeAsync().ConfigureAwait(false);
-        }
+        // Every service at once, as a namespace's deletion stops its pods: stopping them one set after another
+        // made a Ctrl-C during a step's start-up wait for each set's slowest replica in turn.
+        await Task.WhenAll(_services.Values.Select(set => set.DisposeAsync().AsTask())).ConfigureAwait(false);
 
         if (ServiceBus is not null)
         {

@@ -210,9 +210,80 @@ public sealed class HostileEmulator : IAsyncLifetime
         {
             throw new HostileInputException($"No answer within {HangTimeout.TotalSeconds} s (a hang).");
         }
+        catch (HttpRequestException) when (HeaderBytes(request) > KestrelHeaderLimit)
+        {
+            // Kestrel answers headers beyond its limit with 431 and closes the connection while a client may still
+            // be sending them; HttpClient then reports the failed send, not the answer. Read the answer itself.
+            return SendRaw(request);
+        }
         catch (HttpRequestException e)
         {
             throw new HostileInputException($"The connection failed: {e.Message}");
+        }
+    }
+
+    /// <summary>Kestrel's default limit on a request's headers (KestrelServerLimits.MaxRequestHeadersTotalSize), which the emulator keeps.</summary>
+    private const int KestrelHeaderLimit = 32 * 1024;
+
+    private int HeaderBytes(HostileRequest request) => Signed(request).Sum(h => h.Key.Length + HostileGen.HeaderSafe(h.Value).Length + 4);
+
+    /// <summary>
+    /// Sends the request over a plain socket while reading the answer at the same time, so an answer the server
+    /// gives before the request is fully sent is still seen. Only the status line is kept.
+    /// </summary>
+    private HostileResponse SendRaw(HostileRequest request)
+    {
+        using var timeout = new CancellationTokenSource(HangTimeout);
+        using var client = new System.Net.Sockets.TcpClient();
+        client.Connect("127.0.0.1", Emulator.Endpoint.Port);
+        var stream = client.GetStream();
+        var head = new StringBuilder($"{request.Method} {request.Path} HTTP/1.1\r\nHost: 127.0.0.1:{Emulator.Endpoint.Port}\r\n");
+        foreach (var (name, value) in Signed(request))
+        {
+            head.Append(name).Append(": ").Append(HostileGen.HeaderSafe(value)).Append("\r\n");
+        }
+
+        head.Append(CultureInfo.InvariantCulture, $"Content-Length: {request.Body?.Length ?? 0}\r\nConnection: close\r\n\r\n");
+        var answer = Task.Run(async () =>
+        {
+            var received = new List<byte>();
+            var buffer = new byte[4096];
+            try
+            {
+                int n;
+                while ((n = await stream.ReadAsync(buffer, timeout.Token)) > 0)
+                {
+                    received.AddRange(buffer.AsSpan(0, n));
+                }
+            }
+            catch (IOException)
+            {
+                // A reset after the answer: what arrived before it is the answer.
+            }
+
+            return Encoding.ASCII.GetString([.. received]);
+        });
+        try
+        {
+            stream.Write(Encoding.ASCII.GetBytes(head.ToString()));
+            stream.Write(request.Body ?? []);
+        }
+        catch (IOException)
+        {
+            // The server stopped reading: its answer is what counts.
+        }
+
+        try
+        {
+            var text = answer.GetAwaiter().GetResult();
+            var statusLine = text.Split("\r\n", 2)[0].Split(' ');
+            return statusLine is [_, var code, ..] && int.TryParse(code, NumberStyles.None, CultureInfo.InvariantCulture, out var status)
+                ? new HostileResponse(status, 0, null, [])
+                : throw new HostileInputException($"The connection failed with no answer (headers of {HeaderBytes(request)} bytes): \"{HostileRequest.Show(text)}\"");
+        }
+        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+        {
+            throw new HostileInputException($"No answer within {HangTimeout.TotalSeconds} s (a hang).");
         }
     }
 

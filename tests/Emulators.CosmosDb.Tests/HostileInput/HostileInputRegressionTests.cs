@@ -248,6 +248,16 @@ public sealed class HostileInputRegressionTests(HostileEmulator emulator)
             ("x-ms-documentdb-partitionkey", "[\"p1\"]")), "maxSqlQueryInputLength");
     }
 
+    [Fact]
+    public void Headers_far_over_the_servers_limit_are_answered_431_even_while_the_client_is_still_sending()
+    {
+        // 600 KB of partition key: Kestrel answers 431 after its 32 KB and closes while the client still writes.
+        var response = emulator.Send(new HostileRequest("GET", $"/{HostileEmulator.ItemsLink}/docs/seed-1", [Key(HostileGen.Repeat("{\"a\":", 100_000))]));
+
+        Assert.Equal(431, response.Status);
+        emulator.AssertHealthy();
+    }
+
     [Theory]
     [InlineData("SELECT VALUE 1e999 FROM c", "range of a double")]
     [InlineData("SELECT VALUE '\\ud800' FROM c", "UTF-16")]
