@@ -1,4 +1,5 @@
 using DroneDelivery.Lab.Scenarios;
+using DroneDelivery.LoadDriver.Results;
 
 namespace DroneDelivery.Lab.Tests;
 
@@ -49,6 +50,34 @@ public sealed class CapacitySearchTests
         Assert.Equal(5, CapacityRunner.InstancesNeeded(1000, 250.5));
     }
 
+    [Fact]
+    public void End_to_end_counts_only_what_completed_while_the_arrivals_lasted()
+    {
+        // 30 s of 400 accepted/s with the workflow completing 70/s, then a drain of 150 s in which the
+        // load runner follows the rest to their end: 12,000 completions in all, but 70/s end to end.
+        var series = Enumerable.Range(0, 30).Select(second => Sample(second, successes: 400, completions: 70))
+            .Concat(Enumerable.Range(30, 150).Select(second => Sample(second, successes: 0, completions: 66)))
+            .ToList();
+
+        var (rate, backlog) = CapacityRunner.EndToEnd(series, TimeSpan.FromSeconds(30.002));
+
+        Assert.Equal(70, rate);
+        Assert.Equal(30 * (400 - 70), backlog);
+    }
+
+    [Fact]
+    public void A_pipeline_that_keeps_up_has_no_backlog_when_the_arrivals_stop()
+    {
+        var series = Enumerable.Range(0, 30).Select(second => Sample(second, successes: 50, completions: second == 0 ? 45 : 50))
+            .Append(Sample(30, successes: 0, completions: 5))
+            .ToList();
+
+        var (rate, backlog) = CapacityRunner.EndToEnd(series, TimeSpan.FromSeconds(30));
+
+        Assert.Equal(1495 / 30.0, rate, precision: 9);
+        Assert.Equal(5, backlog);
+    }
+
     [Theory]
     [InlineData(1.0, "--factor")]
     [InlineData(0.1, "--start-rate")]
@@ -59,6 +88,9 @@ public sealed class CapacitySearchTests
         Assert.Contains(option, search.Problem(), StringComparison.Ordinal);
         Assert.Null(Search.Problem());
     }
+
+    private static SecondSample Sample(int second, long successes, long completions) =>
+        new(second, 1, successes, successes, 0, null, 400, 0, 10, 20, 30, completions);
 
     private static CapacityPoint Point(double rate, bool holds) =>
         new(rate, rate, 1, holds ? 10 : 900, 0, 50, 60, new Dictionary<string, double>(), null, true, holds, 0, string.Empty);

@@ -17,6 +17,9 @@ internal sealed class LabProcess : IDisposable
     private readonly StringBuilder _output = new();
     private readonly string _marker = Guid.NewGuid().ToString("N");
 
+    /// <summary>How long a Ctrl-C'd lab gets to stop its services before it is killed.</summary>
+    private static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(60);
+
     public LabProcess(params string[] arguments)
     {
         var start = new ProcessStartInfo("dotnet")
@@ -44,6 +47,9 @@ internal sealed class LabProcess : IDisposable
 
     public int Id => _process.Id;
 
+    /// <summary>The lab's exit code, once it has exited (by itself or stopped by a time-out).</summary>
+    public int ExitCode => _process.ExitCode;
+
     /// <summary>The value of the variable every process the lab starts inherits, to find them (<see cref="Leftovers(string)"/>).</summary>
     public string Marker => _marker;
 
@@ -58,7 +64,7 @@ internal sealed class LabProcess : IDisposable
         }
     }
 
-    /// <summary>Waits for the lab to exit by itself; kills it (and fails) after <paramref name="timeout"/>.</summary>
+    /// <summary>Waits for the lab to exit by itself; stops it (and fails) after <paramref name="timeout"/>.</summary>
     public async Task<int> ExitCodeAsync(TimeSpan timeout)
     {
         using var deadline = new CancellationTokenSource(timeout);
@@ -68,7 +74,7 @@ internal sealed class LabProcess : IDisposable
         }
         catch (OperationCanceledException)
         {
-            _process.Kill(entireProcessTree: true);
+            Stop();
             throw new TimeoutException($"The lab did not finish within {timeout}. Output:{Environment.NewLine}{Output}");
         }
 
@@ -86,10 +92,55 @@ internal sealed class LabProcess : IDisposable
     /// <summary>Processes still alive that the lab (or anything it started) started.</summary>
     public IReadOnlyList<string> Leftovers() => Leftovers(_marker);
 
-    /// <summary>Processes still alive that carry <paramref name="marker"/>: a lab and everything it started.</summary>
-    public static IReadOnlyList<string> Leftovers(string marker)
+    /// <summary>
+    /// Ends the lab and everything it started. Ctrl-C first, so the lab stops its services itself:
+    /// killing the tree at once can miss a replica the lab is starting at that moment, which then
+    /// keeps running with no parent. What still carries the run's marker after that is killed.
+    /// </summary>
+    private void Stop()
     {
-        var found = new List<string>();
+        if (!_process.HasExited)
+        {
+            Interrupt();
+            if (!_process.WaitForExit(StopGrace))
+            {
+                _process.Kill(entireProcessTree: true);
+            }
+        }
+
+        foreach (var pid in LeftoverIds(_marker))
+        {
+            try
+            {
+                using var leftover = Process.GetProcessById(pid);
+                leftover.Kill(entireProcessTree: true);
+            }
+            catch (Exception e) when (e is ArgumentException or InvalidOperationException or System.ComponentModel.Win32Exception)
+            {
+                // Gone meanwhile.
+            }
+        }
+    }
+
+    /// <summary>Processes still alive that carry <paramref name="marker"/>: a lab and everything it started.</summary>
+    public static IReadOnlyList<string> Leftovers(string marker) =>
+        [.. LeftoverIds(marker).Select(pid => $"{pid}: {CommandLine(pid)}")];
+
+    private static string CommandLine(int pid)
+    {
+        try
+        {
+            return File.ReadAllText($"/proc/{pid}/cmdline").Replace('\0', ' ');
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return "(gone)";
+        }
+    }
+
+    private static List<int> LeftoverIds(string marker)
+    {
+        var found = new List<int>();
         var needle = Encoding.ASCII.GetBytes($"{MarkerVariable}={marker}");
         foreach (var directory in Directory.EnumerateDirectories("/proc"))
         {
@@ -103,7 +154,7 @@ internal sealed class LabProcess : IDisposable
                 var environment = File.ReadAllBytes(Path.Combine(directory, "environ"));
                 if (environment.AsSpan().IndexOf(needle) >= 0)
                 {
-                    found.Add($"{pid}: {File.ReadAllText(Path.Combine(directory, "cmdline")).Replace('\0', ' ')}");
+                    found.Add(pid);
                 }
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
@@ -117,11 +168,7 @@ internal sealed class LabProcess : IDisposable
 
     public void Dispose()
     {
-        if (!_process.HasExited)
-        {
-            _process.Kill(entireProcessTree: true);
-        }
-
+        Stop();
         _process.Dispose();
         if (!_sentinel.HasExited)
         {

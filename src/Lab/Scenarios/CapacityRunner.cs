@@ -12,7 +12,8 @@ namespace DroneDelivery.Lab.Scenarios;
 
 /// <summary>One rate held against the measured service, and what it cost each component.</summary>
 /// <param name="CpuMicrosecondsPerRequest">CPU each component spent per successful request at this rate, µs (all its processes together).</param>
-/// <param name="CompletionsPerSecond">Ingestion: delivery requests the workflow completed per second while the rate was held (end to end).</param>
+/// <param name="CompletionsPerSecond">Ingestion: delivery requests the workflow completed per second while the rate was held (end to end), the drain after it excluded.</param>
+/// <param name="KeepsUp">Ingestion: no more than two seconds of arrivals were accepted and not yet completed when the arrivals stopped.</param>
 internal sealed record CapacityPoint(
     double Rate,
     double Achieved,
@@ -192,6 +193,20 @@ internal static class CapacityRunner
         return next > OpenLoad.MaxRate || points.Any(p => p.Rate == next) ? null : next;
     }
 
+    /// <summary>
+    /// End to end at one rate, from the load's own time series: deliveries completed per second while
+    /// the arrivals lasted, and the accepted requests not yet completed when they stopped. The load
+    /// runner follows every delivery to its end after the arrivals stop, so completions counted to the
+    /// end of the run — or a queue looked at after it — would credit the pipeline with its own drain.
+    /// </summary>
+    internal static (double CompletionsPerSecond, long BacklogAtLoadEnd) EndToEnd(IReadOnlyList<SecondSample> series, TimeSpan loadDuration)
+    {
+        var loadSeconds = (int)Math.Floor(loadDuration.TotalSeconds);
+        var completed = series.Where(s => s.Second < loadSeconds).Sum(s => s.Completions);
+        var accepted = series.Where(s => s.Second < loadSeconds).Sum(s => s.Successes);
+        return (completed / (double)Math.Max(1, loadSeconds), Math.Max(0, accepted - completed));
+    }
+
     /// <summary>Instances for a target rate with one spare: ⌈target ÷ per-instance⌉ + 1.</summary>
     internal static int InstancesNeeded(double targetRate, double perInstanceRate) =>
         perInstanceRate <= 0 ? int.MaxValue : (int)Math.Ceiling(targetRate / perInstanceRate) + 1;
@@ -205,7 +220,6 @@ internal static class CapacityRunner
     {
         var since = sampler.Now;
         var cpuBefore = sampler.CpuTimeByComponent();
-        var serviceBus = service == ServiceKind.Ingestion ? await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false) : null;
         var load = await RunRateAsync(scenario, context, rate, HoldFor(rate, search.StepDuration), cancellationToken).ConfigureAwait(false);
         cancellationToken.ThrowIfCancellationRequested(); // a cancelled rate measured nothing
         var cpuAfter = sampler.CpuTimeByComponent();
@@ -214,15 +228,12 @@ internal static class CapacityRunner
 
         double? completions = null;
         var keepsUp = true;
-        if (serviceBus is not null)
+        if (service == ServiceKind.Ingestion)
         {
-            // End to end: what the workflow completed while the rate was held, and whether the queue kept up.
-            var after = await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false);
-            var queueBefore = serviceBus[PipelineScenario.Queue];
-            var queueAfter = after[PipelineScenario.Queue];
-            completions = queueAfter.Counters.Minus(queueBefore.Counters).Completed / Math.Max(0.001, load.LoadDuration.TotalSeconds);
-            // A backlog of more than two seconds of arrivals left at the end means the pipeline fell behind.
-            keepsUp = queueAfter.ActiveMessages + queueAfter.LockedMessages <= Math.Max(10, 2 * rate);
+            var endToEnd = EndToEnd(load.TimeSeries, load.LoadDuration);
+            completions = endToEnd.CompletionsPerSecond;
+            // A backlog of more than two seconds of arrivals when they stop means the pipeline fell behind.
+            keepsUp = endToEnd.BacklogAtLoadEnd <= Math.Max(10, 2 * rate);
             await DrainQueueAsync(context, TimeSpan.FromMinutes(2), cancellationToken).ConfigureAwait(false);
         }
 
