@@ -22,13 +22,18 @@ internal sealed class LabProcess : IDisposable
 
     public LabProcess(params string[] arguments)
     {
-        var start = new ProcessStartInfo("dotnet")
+        // Through env, which restores SIGINT's default action before it becomes the lab: a test host
+        // started as a background job of a non-interactive shell (a CI script's `cmd &`) inherits
+        // SIGINT ignored, the runtime keeps an inherited "ignore", and Ctrl-C would then do nothing.
+        var start = new ProcessStartInfo("env")
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
+        start.ArgumentList.Add("--default-signal=INT");
+        start.ArgumentList.Add("dotnet");
         start.ArgumentList.Add(RepositoryLayout.ProjectAssembly("DroneDelivery.Lab"));
         foreach (var argument in arguments)
         {

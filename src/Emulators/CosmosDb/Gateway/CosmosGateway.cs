@@ -98,6 +98,7 @@ internal sealed class CosmosGateway
         }
 
         Account(response);
+        var recorded = false;
         try
         {
             if (response.Latency > TimeSpan.Zero)
@@ -105,6 +106,10 @@ internal sealed class CosmosGateway
                 await Task.Delay(response.Latency, _time, http.RequestAborted).ConfigureAwait(false);
             }
 
+            // Logged before the answer is written: a client that reads the log once it has its
+            // answer (to count its calls or its throttled attempts) must find the request there.
+            Record(http, path, address, response, started, startedAt);
+            recorded = true;
             await WriteAsync(http, response).ConfigureAwait(false);
         }
         catch (Exception e) when (e is IOException or OperationCanceledException)
@@ -112,7 +117,10 @@ internal sealed class CosmosGateway
             // The client went away; nothing to answer.
         }
 
-        Record(http, path, address, response, started, startedAt);
+        if (!recorded)
+        {
+            Record(http, path, address, response, started, startedAt);
+        }
     }
 
     private GatewayResponse Dispatch(GatewayRequest request)
