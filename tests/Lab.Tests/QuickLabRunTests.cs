@@ -201,14 +201,8 @@ public sealed class LabInterruptTests
     [Fact]
     public async Task Ctrl_C_stops_the_lab_and_every_process_it_started()
     {
-        var output = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
-        try
+        await WithLabStartingServicesAsync(async lab =>
         {
-            // A third of the chart's replicas: the test is about what the lab stops, not how many.
-            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--replica-divisor", "3", "--output", output);
-            Assert.True(
-                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 1 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(1), TimeSpan.FromMilliseconds(200)),
-                lab.Output);
             Assert.NotEmpty(lab.Leftovers());
 
             lab.Interrupt();
@@ -219,36 +213,44 @@ public sealed class LabInterruptTests
             // emulator or redis is left. The watchdogs themselves (a shell polling its parent every second) end on
             // their next poll, so they are waited for.
             Assert.DoesNotContain(lab.Leftovers(), p => !IsWatchdog(p));
-            Assert.True(await TestSupport.Eventually.TrueAsync(() => lab.Leftovers().Count == 0, TimeSpan.FromSeconds(20), TimeSpan.FromMilliseconds(200)), string.Join(Environment.NewLine, lab.Leftovers()));
-        }
-        finally
-        {
-            Directory.Delete(output, recursive: true);
-        }
+            await AssertNothingLeftAsync(lab);
+        });
     }
 
     [Fact]
     public async Task A_lab_past_its_time_out_is_stopped_as_by_Ctrl_C_and_leaves_nothing_running()
     {
-        var output = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
-        try
+        await WithLabStartingServicesAsync(async lab =>
         {
-            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--replica-divisor", "3", "--output", output);
-            Assert.True(
-                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 1 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(1), TimeSpan.FromMilliseconds(200)),
-                lab.Output);
-
             // A time-out while the lab is still starting its services: killing its process tree at that moment
             // could miss a replica being started. The lab is given Ctrl-C, so it stops what it started itself
             // (exit code 130, not a kill's), and whatever still carries the run's marker is killed after it.
             await Assert.ThrowsAsync<TimeoutException>(() => lab.ExitCodeAsync(TimeSpan.FromMilliseconds(1)));
 
             Assert.Equal(130, lab.ExitCode);
-            Assert.True(await TestSupport.Eventually.TrueAsync(() => lab.Leftovers().Count == 0, TimeSpan.FromSeconds(20), TimeSpan.FromMilliseconds(200)), string.Join(Environment.NewLine, lab.Leftovers()));
+            await AssertNothingLeftAsync(lab);
+        });
+    }
+
+    /// <summary>Starts a lab and runs <paramref name="test"/> once it is starting its services.</summary>
+    private static async Task WithLabStartingServicesAsync(Func<LabProcess, Task> test)
+    {
+        var output = Directory.CreateTempSubdirectory("dronedelivery-lab-").FullName;
+        try
+        {
+            // A third of the chart's replicas: the tests are about what the lab stops, not how many.
+            using var lab = new LabProcess("run", "B", "--quick", "--steps", "B5", "--replica-divisor", "3", "--output", output);
+            Assert.True(
+                await TestSupport.Eventually.TrueAsync(() => lab.Output.Contains("starting 1 × workflow", StringComparison.Ordinal), TimeSpan.FromMinutes(1), TimeSpan.FromMilliseconds(200)),
+                lab.Output);
+            await test(lab);
         }
         finally
         {
             Directory.Delete(output, recursive: true);
         }
     }
+
+    private static async Task AssertNothingLeftAsync(LabProcess lab) =>
+        Assert.True(await TestSupport.Eventually.TrueAsync(() => lab.Leftovers().Count == 0, TimeSpan.FromSeconds(20), TimeSpan.FromMilliseconds(200)), string.Join(Environment.NewLine, lab.Leftovers()));
 }
