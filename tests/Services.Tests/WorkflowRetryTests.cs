@@ -97,7 +97,10 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         held.Release.SetResult();
 
         // The held call fails (503): a retry is scheduled, and completing the original finds the lock lost. The
-        // broker delivers the original again, which now succeeds.
+        // broker delivers the original again, which now succeeds: once that settlement is in, one more sweep of the
+        // broker's clock hands the message out, whichever came first, the sweep or the receiver's new credit.
+        Assert.True(await Eventually.TrueAsync(() => bench.Counters.LockLostSettlements == 1, Patience), "The settlement never found the lock lost.");
+        bench.Time.Advance(bench.Bus.Options.SweepInterval);
         await system.Delivery.WaitForStatusAsync(id, _ => true);
         Assert.True(await Eventually.TrueAsync(() => metrics.Sum(ServiceBusClientTelemetry.MessagesCompleted, (ServiceBusClientTelemetry.DestinationTag, Queue)) == 1, Patience));
         Assert.Equal(1, metrics.Sum(ServiceBusClientTelemetry.LockLost, (ServiceBusClientTelemetry.DestinationTag, Queue)));
