@@ -106,7 +106,8 @@ public sealed partial class DeliveryProcessor : BackgroundService
                 await WaitUntilAsync(() => Breaker.State == BreakerState.Open, stoppingToken).ConfigureAwait(false);
 
                 // Paused: stop taking messages — from here, not from a handler, since stopping waits for
-                // the running handlers (they finish and settle; prefetched messages are released).
+                // the running handlers to finish and settle. The links stay open: what a link already holds
+                // (prefetched, or sent into the credit of a receive the stop cancelled) is handed out on resuming.
                 await Processor.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 await Probe.StopProcessingAsync(stoppingToken).ConfigureAwait(false);
                 PausedByBreaker = true;
@@ -172,11 +173,28 @@ public sealed partial class DeliveryProcessor : BackgroundService
         await base.StopAsync(cancellationToken).ConfigureAwait(false);
 
         // Lets running handlers finish and settle; prefetched messages go back to the queue as the links close.
-        await Processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
-        await Probe.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
+        await StopProcessingAsync(Processor, cancellationToken).ConfigureAwait(false);
+        await StopProcessingAsync(Probe, cancellationToken).ConfigureAwait(false);
         await CloseAsync(Processor.DisposeAsync, Processor.EntityPath, cancellationToken).ConfigureAwait(false);
         await CloseAsync(Probe.DisposeAsync, Probe.EntityPath, cancellationToken).ConfigureAwait(false);
         await CloseAsync(_peeker.DisposeAsync, _peeker.EntityPath, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Stops a processor within the host's shutdown limit. Past it the host has stopped waiting: the stop is logged as
+    /// incomplete and the shutdown goes on to close the links, which gives back what they still hold; a message whose
+    /// handler had not settled it yet returns to the queue when its lock ends, as after a crash — late, never lost.
+    /// </summary>
+    private async Task StopProcessingAsync(ServiceBusProcessor processor, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await processor.StopProcessingAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            LogStopIncomplete(_logger, processor.EntityPath);
+        }
     }
 
     /// <summary>
@@ -221,6 +239,10 @@ public sealed partial class DeliveryProcessor : BackgroundService
 
     [LoggerMessage(EventId = 4416, EventName = "ProcessorCloseIncomplete", Level = LogLevel.Warning, Message = "Closing the receivers of queue {Queue} did not complete during shutdown: {Reason}")]
     private static partial void LogCloseIncomplete(ILogger logger, string queue, string reason);
+
+    [LoggerMessage(EventId = 4417, EventName = "ProcessorStopIncomplete", Level = LogLevel.Warning,
+        Message = "Stopping the processor of queue {Queue} did not complete within the shutdown timeout: messages its handlers still hold return to the queue when their locks end")]
+    private static partial void LogStopIncomplete(ILogger logger, string queue);
 
     [LoggerMessage(EventId = 4414, EventName = "ProcessorPaused", Level = LogLevel.Warning, Message = "Circuit breaker open: queue {Queue} paused for {BreakSeconds} s")]
     private static partial void LogPaused(ILogger logger, string queue, double breakSeconds);
