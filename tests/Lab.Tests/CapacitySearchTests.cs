@@ -95,3 +95,59 @@ public sealed class CapacitySearchTests
     private static CapacityPoint Point(double rate, bool holds) =>
         new(rate, rate, 1, holds ? 10 : 900, 0, 50, 60, new Dictionary<string, double>(), null, true, holds, 0, string.Empty);
 }
+
+public sealed class CapacityCosmosTests
+{
+    private static readonly DateTimeOffset Start = new(2026, 11, 27, 3, 0, 0, TimeSpan.Zero);
+
+    [Fact]
+    public void Each_containers_calls_429s_and_RU_per_second_are_the_difference_over_the_window_busiest_first()
+    {
+        var before = Snapshot(Start, Container("packages", 400, charge: 1_000, throttled: 5, requests: 100), Container("deliveries", 1000, charge: 50, throttled: 0, requests: 10));
+        var after = Snapshot(
+            Start.AddSeconds(30),
+            Container("packages", 400, charge: 13_000, throttled: 905, requests: 3_100),
+            Container("deliveries", 1000, charge: 3_050, throttled: 0, requests: 4_010),
+            Container("utilization", 900, charge: 0, throttled: 0, requests: 0));
+
+        var loads = ContainerLoad.Between(before, after, TimeSpan.FromSeconds(30));
+
+        Assert.Equal(["deliveries", "packages"], loads.Select(l => l.Container));
+        var packages = loads[1];
+        Assert.Equal((3_000L, 900L, 400.0, 400.0), (packages.Requests, packages.Throttled, packages.RequestUnitsPerSecond, packages.ProvisionedThroughput));
+        Assert.Equal(0.3, packages.ThrottledShare, 3);
+        Assert.Equal((4_000L, 0L, 100.0), (loads[0].Requests, loads[0].Throttled, loads[0].RequestUnitsPerSecond));
+    }
+
+    [Fact]
+    public void A_container_created_during_the_window_counts_from_zero()
+    {
+        var loads = ContainerLoad.Between(Snapshot(Start), Snapshot(Start.AddSeconds(10), Container("packages", 400, charge: 500, throttled: 2, requests: 50)), TimeSpan.FromSeconds(10));
+
+        Assert.Equal(new ContainerLoad("packages", 50, 2, 50, 400), Assert.Single(loads));
+    }
+
+    [Fact]
+    public void The_report_lists_each_rates_containers_and_leaves_the_table_out_without_cosmos_figures()
+    {
+        var point = new CapacityPoint(62.5, 62.5, 10, 137, 0, 50, 60, new Dictionary<string, double>(), null, true, true, 0, string.Empty)
+        {
+            Cosmos = [new ContainerLoad("packages", 3_000, 900, 400, 400)],
+        };
+        var md = new System.Text.StringBuilder();
+
+        CapacityRunner.AppendCosmos(md, [point]);
+        Assert.Contains("| 62.5 | packages | 3,000 | 900 (30.0 %) | 400 | 400 |", md.ToString(), StringComparison.Ordinal);
+
+        var empty = new System.Text.StringBuilder();
+        CapacityRunner.AppendCosmos(empty, [point with { Cosmos = [] }]);
+        Assert.Equal(string.Empty, empty.ToString());
+    }
+
+    private static Emulators.CosmosDb.Metrics.EmulatorMetricsSnapshot Snapshot(DateTimeOffset at, params Emulators.CosmosDb.Metrics.ContainerMetricsSnapshot[] containers) =>
+        new(at, 0, containers);
+
+    private static Emulators.CosmosDb.Metrics.ContainerMetricsSnapshot Container(string id, double provisioned, double charge, long throttled, long requests) =>
+        new("invoicing", id, provisioned, false, 1, charge, throttled,
+            [new("0", "", "FF", provisioned, charge, throttled, requests, 0, 0, [], provisioned)]);
+}

@@ -7,6 +7,7 @@ using DroneDelivery.Lab.Reporting;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver;
 using DroneDelivery.LoadDriver.Results;
+using CosmosMetrics = DroneDelivery.Emulators.CosmosDb.Metrics.EmulatorMetricsSnapshot;
 
 namespace DroneDelivery.Lab.Scenarios;
 
@@ -14,6 +15,7 @@ namespace DroneDelivery.Lab.Scenarios;
 /// <param name="CpuMicrosecondsPerRequest">CPU each component spent per successful request at this rate, µs (all its processes together).</param>
 /// <param name="CompletionsPerSecond">Ingestion: delivery requests the workflow completed per second while the rate was held (end to end), the drain after it excluded.</param>
 /// <param name="KeepsUp">Ingestion: no more than two seconds of arrivals were accepted and not yet completed when the arrivals stopped.</param>
+/// <param name="Cosmos">What each Cosmos DB container served while the rate was measured (the drain included), busiest first.</param>
 internal sealed record CapacityPoint(
     double Rate,
     double Achieved,
@@ -27,7 +29,38 @@ internal sealed record CapacityPoint(
     bool KeepsUp,
     bool HoldsSlo,
     double OtherCores,
-    string LoadDirectory);
+    string LoadDirectory)
+{
+    public IReadOnlyList<ContainerLoad> Cosmos { get; init; } = [];
+}
+
+/// <summary>
+/// One Cosmos DB container's share of a measurement: its calls, the calls it throttled (HTTP 429, which the SDK
+/// retries unseen after the Retry-After wait), and the request units it consumed per second against what it is
+/// provisioned. A knee that comes with 429s and a container at its RU/s is provisioning, not software.
+/// </summary>
+internal sealed record ContainerLoad(string Container, long Requests, long Throttled, double RequestUnitsPerSecond, double ProvisionedThroughput)
+{
+    public double ThrottledShare => Requests == 0 ? 0 : (double)Throttled / Requests;
+
+    /// <summary>The difference of two of the emulator's snapshots over <paramref name="window"/>, per container with calls, busiest first.</summary>
+    public static IReadOnlyList<ContainerLoad> Between(CosmosMetrics before, CosmosMetrics after, TimeSpan window) =>
+        [.. after.Containers
+            .Select(c =>
+            {
+                var earlier = before.Container(c.Database, c.Container);
+                var requests = c.Partitions.Sum(p => p.Requests) - (earlier?.Partitions.Sum(p => p.Requests) ?? 0);
+                var charge = c.RequestCharge - (earlier?.RequestCharge ?? 0);
+                return new ContainerLoad(
+                    c.Container,
+                    requests,
+                    c.ThrottledRequests - (earlier?.ThrottledRequests ?? 0),
+                    charge / Math.Max(0.001, window.TotalSeconds),
+                    c.ProvisionedThroughput);
+            })
+            .Where(c => c.Requests > 0)
+            .OrderByDescending(c => c.Requests)];
+}
 
 /// <summary>
 /// Capacity planning as in the SRE performance-analysis story: drive ONE instance of a service with
@@ -220,6 +253,7 @@ internal static class CapacityRunner
     {
         var since = sampler.Now;
         var cpuBefore = sampler.CpuTimeByComponent();
+        var cosmosBefore = await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false);
         var load = await RunRateAsync(scenario, context, rate, HoldFor(rate, search.StepDuration), cancellationToken).ConfigureAwait(false);
         cancellationToken.ThrowIfCancellationRequested(); // a cancelled rate measured nothing
         var cpuAfter = sampler.CpuTimeByComponent();
@@ -237,6 +271,8 @@ internal static class CapacityRunner
             await DrainQueueAsync(context, TimeSpan.FromMinutes(2), cancellationToken).ConfigureAwait(false);
         }
 
+        var cosmosAfter = await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false);
+        var cosmos = ContainerLoad.Between(cosmosBefore, cosmosAfter, cosmosAfter.Timestamp - cosmosBefore.Timestamp);
         var cpu = sampler.Cpu.Where(c => c.Second >= since && c.Component == service.Name).ToList();
         var p99 = load.RequestLatency.TotalCount > 0 ? load.RequestLatency.GetValueAtPercentile(99) / 1000.0 : double.PositiveInfinity;
         var p50 = load.RequestLatency.TotalCount > 0 ? load.RequestLatency.GetValueAtPercentile(50) / 1000.0 : double.PositiveInfinity;
@@ -255,7 +291,10 @@ internal static class CapacityRunner
             keepsUp,
             p99 <= search.Slo.TotalMilliseconds && errors < 0.01 && keepsUp,
             sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average(),
-            directory);
+            directory)
+        {
+            Cosmos = cosmos,
+        };
     }
 
     private static Task<LoadTestResult> RunRateAsync(LabScenario scenario, LabContext context, double rate, TimeSpan duration, CancellationToken cancellationToken) =>
@@ -283,6 +322,28 @@ internal static class CapacityRunner
 
             await Task.Delay(TimeSpan.FromMilliseconds(500), cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>Per rate, each Cosmos DB container's calls, 429s and RU/s against its provisioned RU/s: whether the knee is throttling.</summary>
+    internal static void AppendCosmos(StringBuilder md, IReadOnlyList<CapacityPoint> ordered)
+    {
+        if (!ordered.Any(p => p.Cosmos.Count > 0))
+        {
+            return;
+        }
+
+        md.AppendLine("Cosmos DB by container (the rate's measurement and drain; a 429 is retried by the SDK after its Retry-After wait, so it shows as latency, not as an error):").AppendLine();
+        md.AppendLine("| arrival rate (req/s) | container | calls | 429s | RU/s consumed | RU/s provisioned |");
+        md.AppendLine("|---|---|---|---|---|---|");
+        foreach (var p in ordered)
+        {
+            foreach (var c in p.Cosmos)
+            {
+                md.AppendLine(CultureInfo.InvariantCulture, $"| {p.Rate:0.#} | {c.Container} | {c.Requests:N0} | {c.Throttled:N0} ({c.ThrottledShare:P1}) | {c.RequestUnitsPerSecond:N0} | {c.ProvisionedThroughput:N0} |");
+            }
+        }
+
+        md.AppendLine();
     }
 
     private static async Task<(string File, string Summary)> WriteReportAsync(
@@ -324,6 +385,7 @@ internal static class CapacityRunner
         }
 
         md.AppendLine();
+        AppendCosmos(md, ordered);
         var summary = new StringBuilder();
         if (best is null)
         {
