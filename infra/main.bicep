@@ -45,10 +45,10 @@ param utilizationPartitionKeyPath string = '/partitionKey'
 @maxValue(1000000)
 param utilizationByOwnerThroughput int = 0
 
-@description('RU/s of the packages and drones containers.')
+@description('RU/s of the packages and drones containers: Package\'s aggregate queries at scenario A\'s peak need about 750.')
 @minValue(400)
 @maxValue(1000000)
-param supportingContainerThroughput int = 400
+param supportingContainerThroughput int = 1000
 
 @description('Service Bus tier.')
 @allowed([

@@ -90,6 +90,31 @@ public sealed class GatewayVerdictTests : IDisposable
         Assert.Equal(passed, Single(Verdicts(Step("A3", ru: 29), Step("A4", ru: 3.4, calls: calls)), "A4", "one Cosmos call").Passed);
     }
 
+    [Theory]
+    [InlineData(0, true)]
+    [InlineData(1, false)]
+    public void A4_does_not_throttle_in_any_container(long throttled, bool passed)
+    {
+        Assert.Equal(passed, Single(Verdicts(Step("A3", ru: 29), Step("A4", ru: 3.4, calls: 1, throttled: throttled)), "A4", "no 429s").Passed);
+    }
+
+    [Theory]
+    [InlineData(2800, true)]
+    [InlineData(2790, false)]
+    public void A4_throughput_is_at_least_2_8_times_A1_s(long successes, bool passed)
+    {
+        // 100 s of load each: A1 10 req/s, A4 28 or 27.9 req/s.
+        var verdict = Single(Verdicts(Step("A1", successes: 1000, throttled: 500), Step("A4", ru: 3.4, calls: 1, successes: successes)), "A4", "throughput at least");
+
+        Assert.Equal(passed, verdict.Passed);
+    }
+
+    [Fact]
+    public void Without_A1_in_the_run_A4_s_gain_over_it_is_not_judged()
+    {
+        Assert.DoesNotContain(Verdicts(Step("A3", ru: 29), Step("A4", ru: 3.4, calls: 1)), v => v.Expectation.StartsWith("throughput at least", StringComparison.Ordinal) && v.StepId == "A4");
+    }
+
     private StepResult Step(string id, long throttled = 0, long operations = 1000, double calls = 9, double ru = 29, double latencyMs = 100, long successes = 1000) =>
         FakeStepResults.For(_catalog[id], loadSeconds: 100, successes: successes, latencyMs: latencyMs) with
         {

@@ -213,6 +213,21 @@ internal sealed class GatewayScenario : LabScenario
             verdicts.Add(new("A4", "one Cosmos call per operation", a4.Cosmos.CallsPerOperation is >= 0.95 and <= 1.2, Invariant($"{a4.Cosmos.CallsPerOperation:0.00} calls/op")));
         }
 
+        if (a4 is not null)
+        {
+            // The case study's A4 saw no 429 at all: one partition per query, and no other container at its RU/s.
+            verdicts.Add(new("A4", "no 429s in any container", a4.Cosmos!.ThrottledRequests == 0, $"{a4.Cosmos.ThrottledRequests} throttled requests"));
+        }
+
+        if (a4 is not null && results.TryGetValue("A1", out var baseline))
+        {
+            verdicts.Add(new(
+                "A4",
+                $"throughput at least {A4MinThroughputGainOverA1:0.0#}× A1's",
+                a4.Throughput >= A4MinThroughputGainOverA1 * baseline.Throughput,
+                Invariant($"{a4.Throughput:0.0} vs {baseline.Throughput:0.0} req/s ({a4.Throughput / Math.Max(0.001, baseline.Throughput):0.00}×)")));
+        }
+
         return verdicts;
     }
 
@@ -229,6 +244,9 @@ internal sealed class GatewayScenario : LabScenario
 
     /// <summary>A3: the case study's 42 against 23 req/s is 1.8×.</summary>
     internal const double A3MinThroughputGain = 1.2;
+
+    /// <summary>A4: the case study's 59 against 19 req/s is 3.1×.</summary>
+    internal const double A4MinThroughputGainOverA1 = 2.8;
 
     private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
 
