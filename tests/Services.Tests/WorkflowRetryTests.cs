@@ -245,15 +245,8 @@ public sealed class WorkflowRetryTests(SystemFixture system)
     [Fact]
     public async Task A_stopping_workflow_gives_back_the_messages_it_holds_before_it_stops_and_none_waits_out_its_lock()
     {
-        await using var bench = await Bench.StartAsync(system, new()
-        {
-            ["Redelivery:BaseDelay"] = "00:10:00",
-            ["Redelivery:MaxDelay"] = "00:10:00",
-        });
-        var held = bench.HoldNextPut();
-        var id = NewId();
-        await bench.SendAsync(id);
-        await held.Entered.Task.WaitAsync(Patience);
+        var (bench, held, id) = await HoldOneMessageAsync();
+        await using var benchScope = bench;
         Assert.Equal(1, bench.Bus.GetMetrics()[Queue].LockedMessages);
 
         // What the host does on SIGTERM. The handler holds the message inside a backend call.
@@ -268,11 +261,7 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         held.Release.SetResult();
 
         // Nothing lost: the next Workflow takes it and completes it.
-        await using var next = await system.StartWorkflowAsync(Queue, new()
-        {
-            ["ServiceBus:ConnectionString"] = bench.Bus.ConnectionString,
-            ["Processor:MaxDeliveryCount"] = SystemFixture.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture),
-        });
+        await using var next = await StartNextWorkflowAsync(bench);
         await system.Delivery.WaitForStatusAsync(id, _ => true);
         Assert.True(await Eventually.TrueAsync(() => bench.Counters.Completed == 1, Patience));
     }
@@ -280,15 +269,8 @@ public sealed class WorkflowRetryTests(SystemFixture system)
     [Fact]
     public async Task A_stop_cut_short_by_the_shutdown_timeout_is_logged_not_thrown_and_the_message_it_held_comes_back()
     {
-        await using var bench = await Bench.StartAsync(system, new()
-        {
-            ["Redelivery:BaseDelay"] = "00:10:00",
-            ["Redelivery:MaxDelay"] = "00:10:00",
-        });
-        var held = bench.HoldNextPut();
-        var id = NewId();
-        await bench.SendAsync(id);
-        await held.Entered.Task.WaitAsync(Patience);
+        var (bench, held, id) = await HoldOneMessageAsync();
+        await using var benchScope = bench;
 
         // What the host does once Processor:ShutdownTimeout has passed: the token it stops with is cancelled, while
         // the handler still holds the message inside a backend call.
@@ -300,11 +282,7 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         // next Workflow takes the message and completes it.
         bench.Failing = false;
         held.Release.SetResult();
-        await using var next = await system.StartWorkflowAsync(Queue, new()
-        {
-            ["ServiceBus:ConnectionString"] = bench.Bus.ConnectionString,
-            ["Processor:MaxDeliveryCount"] = SystemFixture.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture),
-        });
+        await using var next = await StartNextWorkflowAsync(bench);
         Assert.True(
             await Eventually.TrueAsync(() => { bench.Time.Advance(TimeSpan.FromMinutes(1)); return bench.Counters.Completed >= 1; }, Patience, TimeSpan.FromMilliseconds(250)),
             "The message the cut-short stop held never came back.");
@@ -320,6 +298,36 @@ public sealed class WorkflowRetryTests(SystemFixture system)
         Assert.Equal(TimeSpan.FromSeconds(75), workflow.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<Microsoft.Extensions.Hosting.HostOptions>>().Value.ShutdownTimeout);
         Assert.Contains("Setting Processor:ShutdownTimeout = 00:01:15", workflow.Logs.Messages);
     }
+
+    /// <summary>A bench whose Workflow holds one message inside its package call (a retry would be 10 minutes away).</summary>
+    private async Task<(Bench Bench, Hold Held, string Id)> HoldOneMessageAsync()
+    {
+        var bench = await Bench.StartAsync(system, new()
+        {
+            ["Redelivery:BaseDelay"] = "00:10:00",
+            ["Redelivery:MaxDelay"] = "00:10:00",
+        });
+        try
+        {
+            var held = bench.HoldNextPut();
+            var id = NewId();
+            await bench.SendAsync(id);
+            await held.Entered.Task.WaitAsync(Patience);
+            return (bench, held, id);
+        }
+        catch
+        {
+            await bench.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>Another Workflow on the bench's queue, as after a restart.</summary>
+    private Task<ServiceApp> StartNextWorkflowAsync(Bench bench) => system.StartWorkflowAsync(Queue, new()
+    {
+        ["ServiceBus:ConnectionString"] = bench.Bus.ConnectionString,
+        ["Processor:MaxDeliveryCount"] = SystemFixture.MaxDeliveryCount.ToString(CultureInfo.InvariantCulture),
+    });
 
     /// <summary>A Service Bus emulator and a Workflow sharing one fake clock; the package backend fails (503) while <see cref="Failing"/>.</summary>
     private sealed class Bench : IAsyncDisposable
