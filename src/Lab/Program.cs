@@ -37,7 +37,7 @@ namespace DroneDelivery.Lab
             var full = new Option<bool>("--full") { Description = "The case studies' 8-minute step load per step." };
             var steps = new Option<string?>("--steps") { Description = "Only these steps, comma-separated (e.g. A1,A3,B4,B5)." };
             var output = OutputOption();
-            var divisor = new Option<int>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
+            var divisor = new Option<int?>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each); default: the calibration's quickReplicaDivisor in quick mode, 1 in full mode." };
             var prometheus = PrometheusOption();
             var calibration = CalibrationOption();
             var measureOnce = new Option<bool>("--no-remeasure") { Description = "Keep a disturbed step's first measurement (flagged in the report) instead of measuring the step again." };
@@ -62,7 +62,7 @@ namespace DroneDelivery.Lab
                     }
                 }
 
-                if (parse.GetValue(divisor) < 1)
+                if (parse.GetValue(divisor) is < 1)
                 {
                     Console.Error.WriteLine("--replica-divisor must be at least 1.");
                     return 2;
@@ -74,14 +74,15 @@ namespace DroneDelivery.Lab
                 }
 
                 var whatIf = values.Read(parse);
+                var mode = parse.GetValue(full) ? LabMode.Full : LabMode.Quick;
                 var options = new LabRunOptions
                 {
                     WhatIf = whatIf,
                     Scenarios = [.. chosen.Select(s => s.ToUpperInvariant())],
                     Steps = parse.GetValue(steps)?.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) ?? [],
-                    Mode = parse.GetValue(full) ? LabMode.Full : LabMode.Quick,
+                    Mode = mode,
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
-                    ReplicaDivisor = parse.GetValue(divisor),
+                    ReplicaDivisor = parse.GetValue(divisor) ?? calibrated.ReplicaDivisor(mode),
                     PrometheusPort = parse.GetValue(prometheus),
                     Calibration = calibrated,
                     RemeasureDisturbed = !parse.GetValue(measureOnce),

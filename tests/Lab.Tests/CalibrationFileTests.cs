@@ -53,6 +53,8 @@ public sealed class CalibrationFileTests : IDisposable
     [InlineData("""{ "invoiceRatePerUser": 2, "thinkTime": 1 }""", "thinkTime")]
     [InlineData("""{ "invoiceRatePerUser": "fast" }""", "invoiceRatePerUser")]
     [InlineData("""{ "quickTimeScale": 0.5 }""", "quickTimeScale must be at least 1")]
+    [InlineData("""{ "quickReplicaDivisor": 0 }""", "quickReplicaDivisor must be at least 1")]
+    [InlineData("""{ "quickReplicaDivisor": 1.5 }""", "quickReplicaDivisor")]
     [InlineData("""{ "cosmosLatency": { "fixedMilliseconds": -5, "perDocumentMilliseconds": 0, "throttledMilliseconds": 1 } }""", "cosmosLatency.fixedMilliseconds")]
     [InlineData("""{ "serviceBusLatency": { "sendMilliseconds": 1 } }""", "receiveMilliseconds")]
     [InlineData("""{ "invoiceTimeout": "00:00:00" }""", "invoiceTimeout must be above 0")]

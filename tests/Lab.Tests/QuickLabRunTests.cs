@@ -29,16 +29,12 @@ public sealed class QuickLabRun : IAsyncLifetime
     internal static readonly TimeSpan Bound = SessionTimeout - LabInterruptTests.Bound - LabHostKilledTests.Bound - ChaosRunTests.Bound - TimeSpan.FromMinutes(1);
 
     /// <summary>
-    /// The built-in calibration with quick mode compressed 8× instead of 6×, given as a file the way a user
-    /// gives one (<c>--calibration</c>). With the chart's replicas halved (<c>--replica-divisor 2</c>) and a
-    /// disturbed step's first measurement kept (<c>--no-remeasure</c>), four steps fit the session on a busy
-    /// 2-core machine: at full size B4's 24 processes alone stall it for tens of seconds. The effects checked
-    /// here are relative to each step's own load, so they show at this size too.
+    /// The built-in calibration, given as a file the way a user gives one (<c>--calibration</c>): quick mode's
+    /// time compressed 12× and the chart's replicas halved, with a disturbed step's first measurement kept
+    /// (<c>--no-remeasure</c>) so four steps fit the session on a busy 2-core machine. The effects checked here
+    /// are relative to each step's own load, so they show at this size too.
     /// </summary>
-    internal static readonly LabCalibration Calibration = new() { QuickTimeScale = 8 };
-
-    /// <summary>The chart's replica counts are divided by this (at least one each).</summary>
-    internal const int ReplicaDivisor = 2;
+    internal static readonly LabCalibration Calibration = new();
 
     private readonly string _calibrationDirectory = Directory.CreateTempSubdirectory("dronedelivery-calibration-").FullName;
 
@@ -65,7 +61,6 @@ public sealed class QuickLabRun : IAsyncLifetime
         await File.WriteAllTextAsync(calibration, CalibrationFile.ToJson(Calibration));
         using var lab = new LabProcess(
             "run", "A", "B", "--quick", "--steps", "A1,A3,B4,B5", "--output", Output, "--calibration", calibration, "--no-remeasure",
-            "--replica-divisor", ReplicaDivisor.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--prometheus", PrometheusPort.ToString(System.Globalization.CultureInfo.InvariantCulture));
         ExitCode = await lab.ExitCodeAsync(Bound);
         Ended = DateTimeOffset.UtcNow;

@@ -175,6 +175,11 @@ public static class SeedCommand
             MaxRetryAttemptsOnRateLimitedRequests = 100,
             MaxRetryWaitTimeOnRateLimitedRequests = TimeSpan.FromMinutes(10),
             GatewayModeMaxConnectionLimit = Math.Max(50, options.Concurrency),
+
+            // The upserts in flight go out as batches per partition range, a hundred operations per request
+            // at most: loading is a bulk job, and one request per document spends client and service CPU on
+            // HTTP rather than on the documents.
+            AllowBulkExecution = true,
         });
         try
         {

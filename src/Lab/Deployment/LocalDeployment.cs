@@ -165,6 +165,10 @@ internal sealed class LocalDeployment : IAsyncDisposable
         {
             if (ServiceBus is not null)
             {
+                // What the broker's clients hold (links, prefetched messages, locks) dies with it: they are
+                // killed first rather than each waiting out a graceful stop against a broker that is gone
+                // (up to the 15 s before the kill, every fresh step), and start again below.
+                await Task.WhenAll(new[] { ServiceKind.Ingestion, ServiceKind.Workflow }.Where(_services.ContainsKey).Select(s => _services[s].KillAllAsync())).ConfigureAwait(false);
                 await ServiceBus.DisposeAsync().ConfigureAwait(false);
             }
 

@@ -109,6 +109,29 @@ internal sealed class ReplicaSet : IAsyncDisposable
         return victim.Name;
     }
 
+    /// <summary>
+    /// Kills every replica at once (<c>kill -9</c>), as pods deleted with no grace period; the balancer has no
+    /// backend until the next <see cref="DeployAsync"/>. For replicas whose work is void anyway (their broker
+    /// is being replaced), where a graceful stop would only wait out its time-out.
+    /// </summary>
+    public async Task KillAllAsync()
+    {
+        List<Replica> victims;
+        lock (_sync)
+        {
+            victims = _replicas;
+            _replicas = [];
+            Balancer.BackendPorts = [];
+        }
+
+        foreach (var victim in victims)
+        {
+            victim.Process.Kill();
+        }
+
+        await Task.WhenAll(victims.Select(v => v.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+    }
+
     /// <summary>Starts a replica named <paramref name="name"/> with the set's environment and puts it in the balancer once ready, as a ReplicaSet replaces a dead pod.</summary>
     public async Task ReplaceAsync(string name, CancellationToken cancellationToken)
     {

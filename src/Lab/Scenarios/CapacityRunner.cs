@@ -156,7 +156,7 @@ internal static class CapacityRunner
     {
         var catalog = StepCatalog.Load(options.ChartDirectory);
         var step = catalog[stepId];
-        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int> { [service] = search.Replicas }, cancellationToken).ConfigureAwait(false);
+        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int> { [service] = search.Replicas }, warmUp: true, cancellationToken).ConfigureAwait(false);
         var deployment = context.Deployment;
         await using (deployment.ConfigureAwait(false))
         {

@@ -68,6 +68,7 @@ internal static class LabRunner
                 }
 
                 var prepared = clock.Elapsed;
+                await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
                 await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
                 var ready = clock.Elapsed;
                 results.Add(await MeasureWithOneRetryAsync(
@@ -79,6 +80,7 @@ internal static class LabRunner
                         var loadFiles = LoadDirectory(context, step);
                         Directory.Move(loadFiles, loadFiles + "-disturbed");
                         await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+                        await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
                         await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
                     }).ConfigureAwait(false));
                 options.Log(string.Create(CultureInfo.InvariantCulture,
@@ -142,9 +144,12 @@ internal static class LabRunner
             },
             cancellationToken);
 
-    /// <summary>Starts the local system at one step, seeded and ready for load (soak and capacity runs); the caller disposes the deployment.</summary>
+    /// <summary>
+    /// Starts the local system at one step, seeded and ready for load (soak, capacity and chaos runs), warmed
+    /// up when <paramref name="warmUp"/>; the caller disposes the deployment.
+    /// </summary>
     internal static async Task<LabContext> StartAtStepAsync(
-        LabScenario scenario, StepCatalog catalog, Step step, LabRunOptions options, IReadOnlyDictionary<ServiceKind, int> replicaOverrides, CancellationToken cancellationToken)
+        LabScenario scenario, StepCatalog catalog, Step step, LabRunOptions options, IReadOnlyDictionary<ServiceKind, int> replicaOverrides, bool warmUp, CancellationToken cancellationToken)
     {
         var deployment = await StartDeploymentAsync(scenario, catalog, options, replicaOverrides, cancellationToken).ConfigureAwait(false);
         try
@@ -152,6 +157,11 @@ internal static class LabRunner
             var context = new LabContext(deployment, options, catalog);
             await deployment.ApplyAsync(step, fresh: true, cancellationToken).ConfigureAwait(false);
             await scenario.PrepareAsync(context, [step], cancellationToken).ConfigureAwait(false);
+            if (warmUp)
+            {
+                await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
+            }
+
             await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
             return context;
         }

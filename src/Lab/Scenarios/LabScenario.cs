@@ -46,7 +46,14 @@ internal abstract class LabScenario
     /// <summary>Once, after the first step's configuration is applied (e.g. seeding what the given steps read).</summary>
     public virtual Task PrepareAsync(LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken) => Task.CompletedTask;
 
-    /// <summary>After a step's configuration is applied, before measuring starts.</summary>
+    /// <summary>
+    /// After a step's configuration is applied: requests that are not measured, so that what the step
+    /// (re)started is not measured starting up. Not for the chaos command, which accounts for every
+    /// request in the stores.
+    /// </summary>
+    public virtual Task WarmUpAsync(LabContext context, Step step, CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <summary>After a step's configuration is applied (and any warm-up), before measuring starts.</summary>
     public virtual Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <summary>What the simulated users do (invoices, delivery requests) against the local system.</summary>

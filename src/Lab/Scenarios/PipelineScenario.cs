@@ -34,6 +34,17 @@ internal sealed class PipelineScenario : LabScenario
 
     public override TimeSpan DrainWindow(LabContext context) => TimeSpan.FromSeconds(240 / context.TimeScale);
 
+    /// <summary>
+    /// Delivery requests sent through the pipeline before each step's measurement, a few at a time: enough
+    /// for the balancers to hand each of B6's five replicas of a backend a few calls.
+    /// </summary>
+    private const int WarmUpRequests = 20;
+
+    private const int WarmUpUsers = 4;
+
+    /// <summary>A bound on the warm-up (its requests, their completions and the queue emptying) on a machine too slow for it.</summary>
+    private static readonly TimeSpan WarmUpAtMost = TimeSpan.FromSeconds(60);
+
     /// <summary>The cache starts each step holding a long-running cache's working set (see <see cref="LabCalibration.RedisWorkingSetMegabytes"/>).</summary>
     public override async Task BeforeStepAsync(LabContext context, Step step, CancellationToken cancellationToken)
     {
@@ -41,6 +52,39 @@ internal sealed class PipelineScenario : LabScenario
         var written = await RedisCommands.FillAsync(redis.Port, context.Calibration.RedisWorkingSetMegabytes, cancellationToken).ConfigureAwait(false);
         var (used, max) = await RedisCommands.MemoryAsync(redis.Port, cancellationToken).ConfigureAwait(false);
         context.Log($"redis holds a working set of {written / 1024.0:0} MB ({used / 1048576.0:0} of {(max == 0 ? "unlimited" : $"{max / 1048576.0:0}")} MB used)");
+    }
+
+    /// <summary>
+    /// A few delivery requests through the whole pipeline, not measured, until the queue is empty again:
+    /// every replica the step (re)started runs its request path, so their start-up work (JIT, connections,
+    /// links) is not measured as the first seconds of the load — at B6's twenty fresh processes it stalled
+    /// a 2-core machine for seconds. It runs before the cache is filled, so B1's full cache fails none of it.
+    /// </summary>
+    public override async Task WarmUpAsync(LabContext context, Step step, CancellationToken cancellationToken)
+    {
+        var plan = new LoadTestPlan
+        {
+            Scenario = Workload(context),
+            Shape = ClosedLoad.Constant(WarmUpUsers, WarmUpAtMost),
+            Bounds = new LoadBounds { MaxRequests = WarmUpRequests },
+        };
+        var started = DateTimeOffset.UtcNow;
+        var result = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
+
+        // Completed deliveries are written before their messages are settled: wait for the queue itself.
+        var empty = false;
+        while (!empty && DateTimeOffset.UtcNow - started < WarmUpAtMost)
+        {
+            var queue = (await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false))[Queue];
+            empty = queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0;
+            if (!empty)
+            {
+                await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
+            }
+        }
+
+        context.Log(string.Create(CultureInfo.InvariantCulture,
+            $"  {step.Id}: warmed up with {result.Totals.Requests} delivery requests (not measured; {result.Completion?.Counts.Completed ?? 0} completed{(empty ? ", queue empty" : ", the queue still held messages")})"));
     }
 
     public override LoadScenario Workload(LabContext context) => new DeliveryRequestsScenario(new DeliveryRequestsScenarioOptions

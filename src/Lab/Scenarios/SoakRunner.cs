@@ -63,7 +63,7 @@ internal static class SoakRunner
     {
         var catalog = StepCatalog.Load(options.ChartDirectory);
         var step = catalog[stepId];
-        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
+        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int>(), warmUp: true, cancellationToken).ConfigureAwait(false);
         var deployment = context.Deployment;
         await using (deployment.ConfigureAwait(false))
         {

@@ -231,19 +231,56 @@ public sealed class HostileEmulator : IAsyncLifetime
     /// Sends the request over a plain socket while reading the answer at the same time, so an answer the server
     /// gives before the request is fully sent is still seen. Only the status line is kept.
     /// </summary>
-    private HostileResponse SendRaw(HostileRequest request)
+    /// <summary>
+    /// Sends the request's headers declaring <paramref name="declaredLength"/> bytes of body, then only the body
+    /// it has, and closes its sending side: a client that gave up in the middle of a request. Returns once the
+    /// server has closed the connection (what it answered, if anything, cannot matter to such a client).
+    /// </summary>
+    public void SendTruncated(HostileRequest request, int declaredLength)
     {
-        using var timeout = new CancellationTokenSource(HangTimeout);
         using var client = new System.Net.Sockets.TcpClient();
         client.Connect("127.0.0.1", Emulator.Endpoint.Port);
         var stream = client.GetStream();
+        stream.Write(Encoding.ASCII.GetBytes(Head(request, declaredLength)));
+        stream.Write(request.Body ?? []);
+        client.Client.Shutdown(System.Net.Sockets.SocketShutdown.Send);
+        using var timeout = new CancellationTokenSource(HangTimeout);
+        var buffer = new byte[4096];
+        try
+        {
+            while (stream.ReadAsync(buffer, timeout.Token).AsTask().GetAwaiter().GetResult() > 0)
+            {
+            }
+        }
+        catch (IOException)
+        {
+            // A reset is a close too.
+        }
+        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+        {
+            throw new HostileInputException($"The connection was still open after {HangTimeout.TotalSeconds} s (a hang).");
+        }
+    }
+
+    private string Head(HostileRequest request, int contentLength)
+    {
         var head = new StringBuilder($"{request.Method} {request.Path} HTTP/1.1\r\nHost: 127.0.0.1:{Emulator.Endpoint.Port}\r\n");
         foreach (var (name, value) in Signed(request))
         {
             head.Append(name).Append(": ").Append(HostileGen.HeaderSafe(value)).Append("\r\n");
         }
 
-        head.Append(CultureInfo.InvariantCulture, $"Content-Length: {request.Body?.Length ?? 0}\r\nConnection: close\r\n\r\n");
+        head.Append(CultureInfo.InvariantCulture, $"Content-Length: {contentLength}\r\nConnection: close\r\n\r\n");
+        return head.ToString();
+    }
+
+    private HostileResponse SendRaw(HostileRequest request)
+    {
+        using var timeout = new CancellationTokenSource(HangTimeout);
+        using var client = new System.Net.Sockets.TcpClient();
+        client.Connect("127.0.0.1", Emulator.Endpoint.Port);
+        var stream = client.GetStream();
+        var head = Head(request, request.Body?.Length ?? 0);
         var answer = Task.Run(async () =>
         {
             var received = new List<byte>();
@@ -265,7 +302,7 @@ public sealed class HostileEmulator : IAsyncLifetime
         });
         try
         {
-            stream.Write(Encoding.ASCII.GetBytes(head.ToString()));
+            stream.Write(Encoding.ASCII.GetBytes(head));
             stream.Write(request.Body ?? []);
         }
         catch (IOException)

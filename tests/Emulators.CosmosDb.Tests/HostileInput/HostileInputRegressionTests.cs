@@ -1,5 +1,6 @@
 using System.Text;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Metrics;
 
 namespace DroneDelivery.Emulators.CosmosDb.Tests.HostileInput;
 
@@ -51,6 +52,25 @@ public sealed class HostileInputRegressionTests(HostileEmulator emulator)
         BadRequest(new HostileRequest("POST", "/" + HostileEmulator.HierarchicalLink + "/docs",
             [new("x-ms-cosmos-is-batch-request", "True"), new("x-ms-cosmos-batch-atomic", "True"), Key("[\"u1@\",-2.25,\"\"]")],
             Utf8("[{\"operationType\":\"\",\"id\":\"\",\"\\ud800\":{}}]")), "UTF-16");
+    }
+
+    [Fact]
+    public async Task A_body_that_ends_before_its_content_length_is_a_400_not_a_server_failure()
+    {
+        // Was 500, logged as an unexpected failure: Kestrel's BadHttpRequestException ("Unexpected end of request
+        // content") escaped the handlers. A client that gives up mid-send (a seeder's timed-out upsert) does it.
+        // The answer cannot reach a client that closed its side, so the emulator's request log says what it was.
+        var before = emulator.Emulator.LastRequestSequence;
+        emulator.SendTruncated(new HostileRequest("POST", "/" + HostileEmulator.ItemsLink + "/docs/truncated-body", [Key("[\"p0\"]")], Utf8("{\"id\":\"trunc")), declaredLength: 1_000);
+
+        EmulatorRequest? logged = null;
+        Assert.True(
+            await TestSupport.Eventually.TrueAsync(
+                () => (logged = emulator.Emulator.GetRequests(before).FirstOrDefault(r => r.Path.EndsWith("/truncated-body", StringComparison.Ordinal))) is not null,
+                TimeSpan.FromSeconds(30)),
+            "The truncated request never reached the request log.");
+        Assert.Equal(400, logged!.StatusCode);
+        emulator.AssertHealthy();
     }
 
     [Fact]

@@ -91,6 +91,12 @@ internal sealed class CosmosGateway
         {
             return;
         }
+        catch (BadHttpRequestException e)
+        {
+            // Kestrel could not read the request: a body that ended before its Content-Length (a client that
+            // gave up mid-send), one too slow or too large. The client's doing, answered with Kestrel's status.
+            response = GatewayResponse.Error(e.StatusCode, "BadRequest", $"The request could not be read: {e.Message}");
+        }
         catch (Exception e)
         {
             _logger.LogError(e, "Unexpected failure serving {Method} {Path}", http.Request.Method, path);
