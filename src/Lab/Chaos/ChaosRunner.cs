@@ -169,7 +169,7 @@ internal static class ChaosRunner
             load.WriteFiles(Path.Combine(options.OutputDirectory, "chaos", "load"));
             var loadEnd = loadStart + load.LoadDuration;
             options.Log($"load over: {load.Totals.Successes} accepted, {load.Totals.Errors} failed; waiting for the queue to drain (at most {settings.DrainBound.TotalSeconds:0} s)");
-            var drained = await DrainAsync(deployment, settings.DrainBound, cancellationToken).ConfigureAwait(false);
+            var drained = await PipelineScenario.WaitForEmptyQueueAsync(deployment, settings.DrainBound, cancellationToken).ConfigureAwait(false);
             var observedUntil = DateTimeOffset.UtcNow;
 
             var injected = await injector.InjectedAsync(cancellationToken).ConfigureAwait(false);
@@ -213,27 +213,6 @@ internal static class ChaosRunner
             {
                 // The emulator is gone (the run is being stopped); nothing to clear.
             }
-        }
-    }
-
-    /// <summary>Waits until the queue holds nothing active, locked or scheduled; false when it still does after <paramref name="bound"/>.</summary>
-    private static async Task<bool> DrainAsync(LocalDeployment deployment, TimeSpan bound, CancellationToken cancellationToken)
-    {
-        var deadline = DateTimeOffset.UtcNow + bound;
-        while (true)
-        {
-            var queue = (await deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false))[PipelineScenario.Queue];
-            if (queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0)
-            {
-                return true;
-            }
-
-            if (DateTimeOffset.UtcNow >= deadline)
-            {
-                return false;
-            }
-
-            await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
         }
     }
 }

@@ -268,7 +268,8 @@ internal static class CapacityRunner
             completions = endToEnd.CompletionsPerSecond;
             // A backlog of more than two seconds of arrivals when they stop means the pipeline fell behind.
             keepsUp = endToEnd.BacklogAtLoadEnd <= Math.Max(10, 2 * rate);
-            await DrainQueueAsync(context, TimeSpan.FromMinutes(2), cancellationToken).ConfigureAwait(false);
+            // Each rate starts from an empty queue: the workflow finishes the last one's first.
+            await PipelineScenario.WaitForEmptyQueueAsync(context.Deployment, TimeSpan.FromMinutes(2), cancellationToken).ConfigureAwait(false);
         }
 
         var cosmosAfter = await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false);
@@ -307,22 +308,6 @@ internal static class CapacityRunner
             },
             null,
             cancellationToken);
-
-    /// <summary>Lets the workflow finish the queue before the next rate, so each rate starts from an empty queue.</summary>
-    private static async Task DrainQueueAsync(LabContext context, TimeSpan atMost, CancellationToken cancellationToken)
-    {
-        var until = DateTimeOffset.UtcNow + atMost;
-        while (DateTimeOffset.UtcNow < until)
-        {
-            var queue = (await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false))[PipelineScenario.Queue];
-            if (queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0)
-            {
-                return;
-            }
-
-            await Task.Delay(TimeSpan.FromMilliseconds(500), cancellationToken).ConfigureAwait(false);
-        }
-    }
 
     /// <summary>Per rate, each Cosmos DB container's calls, 429s and RU/s against its provisioned RU/s: whether the knee is throttling.</summary>
     internal static void AppendCosmos(StringBuilder md, IReadOnlyList<CapacityPoint> ordered)

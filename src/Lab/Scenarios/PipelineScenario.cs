@@ -68,23 +68,36 @@ internal sealed class PipelineScenario : LabScenario
             Shape = ClosedLoad.Constant(WarmUpUsers, WarmUpAtMost),
             Bounds = new LoadBounds { MaxRequests = WarmUpRequests },
         };
-        var started = DateTimeOffset.UtcNow;
         var result = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
 
         // Completed deliveries are written before their messages are settled: wait for the queue itself.
-        var empty = false;
-        while (!empty && DateTimeOffset.UtcNow - started < WarmUpAtMost)
-        {
-            var queue = (await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false))[Queue];
-            empty = queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0;
-            if (!empty)
-            {
-                await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
-            }
-        }
+        var empty = await WaitForEmptyQueueAsync(context.Deployment, WarmUpAtMost, cancellationToken).ConfigureAwait(false);
 
         context.Log(string.Create(CultureInfo.InvariantCulture,
             $"  {step.Id}: warmed up with {result.Totals.Requests} delivery requests (not measured; {result.Completion?.Counts.Completed ?? 0} completed{(empty ? ", queue empty" : ", the queue still held messages")})"));
+    }
+
+    /// <summary>Whether the queue holds nothing active, locked or scheduled (retries the workflow scheduled are backlog too).</summary>
+    internal static bool IsEmpty(DroneDelivery.Emulators.ServiceBus.Metrics.QueueMetricsSnapshot queue) => queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0;
+
+    /// <summary>Waits until the queue <see cref="IsEmpty"/>; false when it still is not after <paramref name="bound"/>.</summary>
+    internal static async Task<bool> WaitForEmptyQueueAsync(LocalDeployment deployment, TimeSpan bound, CancellationToken cancellationToken)
+    {
+        var deadline = DateTimeOffset.UtcNow + bound;
+        while (true)
+        {
+            if (IsEmpty((await deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false))[Queue]))
+            {
+                return true;
+            }
+
+            if (DateTimeOffset.UtcNow >= deadline)
+            {
+                return false;
+            }
+
+            await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
+        }
     }
 
     public override LoadScenario Workload(LabContext context) => new DeliveryRequestsScenario(new DeliveryRequestsScenarioOptions
@@ -130,7 +143,7 @@ internal sealed class PipelineScenario : LabScenario
             after = await serviceBus.MetricsAsync(cancellationToken).ConfigureAwait(false);
             var queue = after[Queue];
             // Retries the workflow scheduled for later are part of the backlog too.
-            if (queue.ActiveMessages + queue.LockedMessages + queue.ScheduledMessages == 0 || DateTimeOffset.UtcNow >= drainUntil)
+            if (IsEmpty(queue) || DateTimeOffset.UtcNow >= drainUntil)
             {
                 break;
             }

@@ -227,39 +227,25 @@ public sealed class HostileEmulator : IAsyncLifetime
 
     private int HeaderBytes(HostileRequest request) => Signed(request).Sum(h => h.Key.Length + HostileGen.HeaderSafe(h.Value).Length + 4);
 
-    /// <summary>
-    /// Sends the request over a plain socket while reading the answer at the same time, so an answer the server
-    /// gives before the request is fully sent is still seen. Only the status line is kept.
-    /// </summary>
-    /// <summary>
-    /// Sends the request's headers declaring <paramref name="declaredLength"/> bytes of body, then only the body
-    /// it has, and closes its sending side: a client that gave up in the middle of a request. Returns once the
-    /// server has closed the connection (what it answered, if anything, cannot matter to such a client).
-    /// </summary>
-    public void SendTruncated(HostileRequest request, int declaredLength)
+    /// <summary>What the server sends until it closes the connection; a reset after an answer ends it too.</summary>
+    private static async Task<byte[]> ReadUntilClosedAsync(Stream stream, CancellationToken cancellationToken)
     {
-        using var client = new System.Net.Sockets.TcpClient();
-        client.Connect("127.0.0.1", Emulator.Endpoint.Port);
-        var stream = client.GetStream();
-        stream.Write(Encoding.ASCII.GetBytes(Head(request, declaredLength)));
-        stream.Write(request.Body ?? []);
-        client.Client.Shutdown(System.Net.Sockets.SocketShutdown.Send);
-        using var timeout = new CancellationTokenSource(HangTimeout);
+        var received = new List<byte>();
         var buffer = new byte[4096];
         try
         {
-            while (stream.ReadAsync(buffer, timeout.Token).AsTask().GetAwaiter().GetResult() > 0)
+            int n;
+            while ((n = await stream.ReadAsync(buffer, cancellationToken)) > 0)
             {
+                received.AddRange(buffer.AsSpan(0, n));
             }
         }
         catch (IOException)
         {
-            // A reset is a close too.
+            // A reset after the answer: what arrived before it is the answer.
         }
-        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
-        {
-            throw new HostileInputException($"The connection was still open after {HangTimeout.TotalSeconds} s (a hang).");
-        }
+
+        return [.. received];
     }
 
     private string Head(HostileRequest request, int contentLength)
@@ -274,6 +260,10 @@ public sealed class HostileEmulator : IAsyncLifetime
         return head.ToString();
     }
 
+    /// <summary>
+    /// Sends the request over a plain socket while reading the answer at the same time, so an answer the server
+    /// gives before the request is fully sent is still seen. Only the status line is kept.
+    /// </summary>
     private HostileResponse SendRaw(HostileRequest request)
     {
         using var timeout = new CancellationTokenSource(HangTimeout);
@@ -281,25 +271,7 @@ public sealed class HostileEmulator : IAsyncLifetime
         client.Connect("127.0.0.1", Emulator.Endpoint.Port);
         var stream = client.GetStream();
         var head = Head(request, request.Body?.Length ?? 0);
-        var answer = Task.Run(async () =>
-        {
-            var received = new List<byte>();
-            var buffer = new byte[4096];
-            try
-            {
-                int n;
-                while ((n = await stream.ReadAsync(buffer, timeout.Token)) > 0)
-                {
-                    received.AddRange(buffer.AsSpan(0, n));
-                }
-            }
-            catch (IOException)
-            {
-                // A reset after the answer: what arrived before it is the answer.
-            }
-
-            return Encoding.ASCII.GetString([.. received]);
-        });
+        var answer = Task.Run(async () => Encoding.ASCII.GetString(await ReadUntilClosedAsync(stream, timeout.Token)));
         try
         {
             stream.Write(Encoding.ASCII.GetBytes(head));
@@ -329,7 +301,13 @@ public sealed class HostileEmulator : IAsyncLifetime
     /// every HTTP request runs (authorisation, routing, handlers, error mapping, accounting), without
     /// the socket. Exceptions escaping the pipeline and hangs fail the case.
     /// </summary>
-    public HostileResponse Direct(HostileRequest request)
+    public HostileResponse Direct(HostileRequest request) => Direct(request, request.Body is null ? null : (new MemoryStream(request.Body, writable: false), request.Body.Length));
+
+    /// <summary>
+    /// <see cref="Direct(HostileRequest)"/> with a body stream of its own and the Content-Length it declares:
+    /// a stream that fails as Kestrel's does when a client stops mid-body.
+    /// </summary>
+    public HostileResponse Direct(HostileRequest request, (Stream Stream, long ContentLength)? body)
     {
         var http = new DefaultHttpContext();
         http.Request.Method = request.Method;
@@ -341,10 +319,10 @@ public sealed class HostileEmulator : IAsyncLifetime
             http.Request.Headers.Append(name, value);
         }
 
-        if (request.Body is not null)
+        if (body is { } given)
         {
-            http.Request.Body = new MemoryStream(request.Body, writable: false);
-            http.Request.ContentLength = request.Body.Length;
+            http.Request.Body = given.Stream;
+            http.Request.ContentLength = given.ContentLength;
         }
 
         var responseBody = new MemoryStream();
