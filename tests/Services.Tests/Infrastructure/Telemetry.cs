@@ -17,6 +17,10 @@ internal sealed class TraceRecorder : IDisposable
 
     public TraceRecorder(string name = "test")
     {
+        // The root exists before the listener: the listener sees every test's spans from the moment it is
+        // added, and a span of another test that stops in between must find a trace id to compare with.
+        _root = new Activity(name).SetIdFormat(ActivityIdFormat.W3C);
+        _root.ActivityTraceFlags = ActivityTraceFlags.Recorded;
         _listener = new ActivityListener
         {
             ShouldListenTo = source => source.Name.StartsWith("DroneDelivery", StringComparison.Ordinal)
@@ -25,15 +29,13 @@ internal sealed class TraceRecorder : IDisposable
             Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllDataAndRecorded,
             ActivityStopped = activity =>
             {
-                if (activity.TraceId == _root!.TraceId)
+                if (activity.TraceId == _root.TraceId)
                 {
                     _stopped.Enqueue(activity);
                 }
             },
         };
         ActivitySource.AddActivityListener(_listener);
-        _root = new Activity(name).SetIdFormat(ActivityIdFormat.W3C);
-        _root.ActivityTraceFlags = ActivityTraceFlags.Recorded;
         _root.Start();
     }
 
