@@ -8,7 +8,7 @@ namespace DroneDelivery.Lab.Tests;
 /// Cosmos DB answers errors, Service Bus drops connections and is busy, and a third of every service dies at
 /// once. The figures are read from <c>chaos.json</c>, which the command builds from the stores themselves.
 /// </summary>
-[Trait("Category", "Lab")]
+[Trait("Category", "LabFaults")]
 public sealed class ChaosRunTests
 {
     /// <summary>The CI mode takes about 3 minutes on 2 cores; a run too slow for the session fails here with its output.</summary>

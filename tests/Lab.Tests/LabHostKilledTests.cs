@@ -8,7 +8,7 @@ namespace DroneDelivery.Lab.Tests;
 /// A lab started by a test ends when the test host ends, however it ends: the test host here is killed
 /// with SIGKILL (no cleanup code of its own runs), and the lab with every process it started must go.
 /// </summary>
-[Trait("Category", "Lab")]
+[Trait("Category", "LabFaults")]
 public sealed partial class LabHostKilledTests
 {
     /// <summary>How long this test may take; <see cref="QuickLabRun"/> keeps the lab session within .ci/run's time-out with it.</summary>

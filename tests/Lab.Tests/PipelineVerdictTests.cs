@@ -183,3 +183,20 @@ public sealed class PipelineVerdictTests : IDisposable
     private static Verdict Single(IReadOnlyList<Verdict> verdicts, string step, string expectation) =>
         Assert.Single(verdicts, v => v.StepId == step && v.Expectation.StartsWith(expectation, StringComparison.Ordinal));
 }
+
+/// <summary>
+/// Which B steps keep watching after their load: those whose workflow prefetches, where queued messages
+/// sit locked in a buffer and can lose their locks after the load (B4–B6). The others end with the load.
+/// </summary>
+public sealed class PipelineDrainTests
+{
+    [Theory]
+    [InlineData("B1", false)]
+    [InlineData("B2", false)]
+    [InlineData("B3", false)]
+    [InlineData("B4", true)]
+    [InlineData("B5", true)]
+    [InlineData("B6", true)]
+    public void Only_steps_whose_workflow_prefetches_drain_after_the_load(string stepId, bool drains) =>
+        Assert.Equal(drains, PipelineScenario.Prefetches(StepCatalog.Load()[stepId]));
+}

@@ -196,9 +196,9 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
         await ApplyThroughputAsync(step, cancellationToken).ConfigureAwait(false);
 
-        // Every service whose settings, replicas or connections change starts now, all at once: each
-        // knows the others by their balancers' addresses, which never change, and waits to be ready.
-        // A service the step does not change keeps running (its state lives in the stores, which a
+        // Every service whose settings or connections change starts now, all at once: each knows the
+        // others by their balancers' addresses, which never change, and waits to be ready. A service
+        // whose replica count alone changes is scaled; one the step does not change keeps running (its state lives in the stores, which a
         // fresh step empties: the broker restarted, the cache flushed).
         var deployments = new List<Task>();
         foreach (var service in StartOrder.Where(_options.Services.Contains))
@@ -208,10 +208,16 @@ internal sealed class LocalDeployment : IAsyncDisposable
                 ? fixedCount
                 : Math.Max(1, (int)Math.Ceiling(step.Replicas(service) / (double)_options.ReplicaDivisor));
             var environment = Environment(service, step);
-            if (restart.Contains(service) || set.Replicas.Count != replicas || !SameEnvironment(set.Environment, environment))
+            switch (ReplicaSet.ChangeFor(restart.Contains(service), set.Environment, set.Replicas.Count, environment, replicas))
             {
-                _options.Log($"starting {replicas} × {service.Name}");
-                deployments.Add(set.DeployAsync(replicas, environment, cancellationToken));
+                case ReplicaChange.Restart:
+                    _options.Log($"starting {replicas} × {service.Name}");
+                    deployments.Add(set.DeployAsync(replicas, environment, cancellationToken));
+                    break;
+                case ReplicaChange.Scale:
+                    _options.Log($"scaling {service.Name} from {set.Replicas.Count} to {replicas} replicas");
+                    deployments.Add(set.ScaleAsync(replicas, cancellationToken));
+                    break;
             }
         }
 
@@ -342,6 +348,4 @@ internal sealed class LocalDeployment : IAsyncDisposable
         step.Setting("auth.developmentIssuer.issuer") ?? DevelopmentIssuer.DefaultIssuer,
         step.Setting("auth.audience") ?? DevelopmentIssuer.DefaultAudience);
 
-    private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>
-        a.Count == b.Count && a.All(pair => b.TryGetValue(pair.Key, out var value) && value == pair.Value);
 }

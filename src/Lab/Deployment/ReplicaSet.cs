@@ -6,7 +6,8 @@ namespace DroneDelivery.Lab.Deployment;
 /// <summary>
 /// The replicas of one service as local processes behind one <see cref="TcpBalancer"/>, the local
 /// form of a Deployment and its Service. Changing settings or the replica count restarts the
-/// replicas (new ones first, so the service keeps answering), as a rolling update would.
+/// replicas (new ones first, so the service keeps answering), as a rolling update would; changing
+/// only the count adds or removes replicas and leaves the others running, as scaling would.
 /// </summary>
 internal sealed class ReplicaSet : IAsyncDisposable
 {
@@ -33,6 +34,22 @@ internal sealed class ReplicaSet : IAsyncDisposable
 
     /// <summary>The environment the running replicas were started with (to know whether a step changes it).</summary>
     public IReadOnlyDictionary<string, string> Environment { get; private set; } = new Dictionary<string, string>();
+
+    /// <summary>
+    /// What moving from the running replicas to a step's needs: a restart when their settings change (or
+    /// their connections must be renewed), scaling when only the count changes, nothing otherwise.
+    /// </summary>
+    public static ReplicaChange ChangeFor(bool mustRestart, IReadOnlyDictionary<string, string> runningEnvironment, int runningCount, IReadOnlyDictionary<string, string> environment, int count) =>
+        mustRestart || runningCount == 0 || !SameEnvironment(runningEnvironment, environment) ? ReplicaChange.Restart
+        : runningCount != count ? ReplicaChange.Scale
+        : ReplicaChange.None;
+
+    /// <summary>Names for <paramref name="count"/> new replicas beside <paramref name="running"/>: the lowest numbers not taken.</summary>
+    public static IEnumerable<string> NewNames(string service, IEnumerable<string> running, int count)
+    {
+        var taken = running.ToHashSet(StringComparer.Ordinal);
+        return Enumerable.Range(1, int.MaxValue).Select(i => $"{service}-{i}").Where(n => !taken.Contains(n)).Take(count);
+    }
 
     /// <summary>Starts <paramref name="count"/> replicas with <paramref name="environment"/>, then retires the old ones.</summary>
     public async Task DeployAsync(int count, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
@@ -80,6 +97,38 @@ internal sealed class ReplicaSet : IAsyncDisposable
         Balancer.BackendPorts = [.. started.Select(r => r.Port)];
         Environment = new Dictionary<string, string>(environment);
         await Task.WhenAll(old.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Changes the number of replicas without touching the ones that stay, as scaling a Deployment does:
+    /// new replicas join the balancer once ready, surplus ones leave it and then stop gracefully.
+    /// </summary>
+    public async Task ScaleAsync(int count, CancellationToken cancellationToken)
+    {
+        _generation++;
+        var current = _replicas;
+        if (count > current.Count)
+        {
+            var names = NewNames(Service.Name, current.Select(r => r.Name), count - current.Count);
+            var added = await Task.WhenAll(names.Select(n => StartReplicaAsync(n, Environment, cancellationToken))).ConfigureAwait(false);
+            lock (_sync)
+            {
+                _replicas = [.. _replicas, .. added];
+                Balancer.BackendPorts = [.. _replicas.Select(r => r.Port)];
+            }
+
+            return;
+        }
+
+        List<Replica> surplus;
+        lock (_sync)
+        {
+            surplus = [.. _replicas.Skip(count)];
+            _replicas = [.. _replicas.Take(count)];
+            Balancer.BackendPorts = [.. _replicas.Select(r => r.Port)];
+        }
+
+        await Task.WhenAll(surplus.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -142,6 +191,9 @@ internal sealed class ReplicaSet : IAsyncDisposable
             Balancer.BackendPorts = [.. _replicas.Select(r => r.Port)];
         }
     }
+
+    private static bool SameEnvironment(IReadOnlyDictionary<string, string> a, IReadOnlyDictionary<string, string> b) =>
+        a.Count == b.Count && a.All(pair => b.TryGetValue(pair.Key, out var value) && value == pair.Value);
 
     public async ValueTask DisposeAsync()
     {
@@ -216,6 +268,14 @@ internal sealed class ReplicaSet : IAsyncDisposable
 
         throw new InvalidOperationException($"{replica.Name} was not ready after 2 minutes; /health/ready last said: {last}");
     }
+}
+
+/// <summary>How a replica set moves to a step's configuration.</summary>
+internal enum ReplicaChange
+{
+    None,
+    Restart,
+    Scale,
 }
 
 /// <summary>One running replica of a service.</summary>

@@ -315,9 +315,18 @@ internal static class WarmUp
     public const double Tolerance = 0.05;
 
     /// <summary>
-    /// True when the last round's median latency is within <see cref="Tolerance"/> of the round before:
-    /// neither still falling (the system warming) nor jumping (a stall or a throttled burst).
+    /// The smallest difference that counts as a change, in milliseconds: at A3's and A4's medians of about
+    /// 100 ms a warm system's rounds differ by 5–25 ms (117 → 128 → 103 → 135 ms), which 5 % never accepts,
+    /// while a cold service costs hundreds.
+    /// </summary>
+    public const double ToleranceFloorMilliseconds = 15;
+
+    /// <summary>
+    /// True when the last round's median latency is within <see cref="Tolerance"/> (at least
+    /// <see cref="ToleranceFloorMilliseconds"/>) of the round before: neither still falling (the system
+    /// warming) nor jumping (a stall or a throttled burst).
     /// </summary>
     public static bool Settled(IReadOnlyList<double> roundMedians) =>
-        roundMedians.Count >= 2 && Math.Abs(roundMedians[^1] - roundMedians[^2]) <= Tolerance * roundMedians[^2];
+        roundMedians.Count >= 2
+        && Math.Abs(roundMedians[^1] - roundMedians[^2]) <= Math.Max(Tolerance * roundMedians[^2], ToleranceFloorMilliseconds);
 }

@@ -36,8 +36,8 @@ internal abstract class LabScenario
     /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
     public abstract IReadOnlyList<ServiceKind> Services { get; }
 
-    /// <summary>Time after the load during which the system is still observed (draining a queue).</summary>
-    public virtual TimeSpan DrainWindow(LabContext context) => TimeSpan.Zero;
+    /// <summary>Time after a step's load during which the system is still observed (draining a queue).</summary>
+    public virtual TimeSpan DrainWindow(LabContext context, Step step) => TimeSpan.Zero;
 
     /// <summary>Every Cosmos DB container any step uses, from the chart values (first definition wins).</summary>
     public IReadOnlyList<CosmosContainerSpec> Containers(StepCatalog catalog) =>
@@ -59,6 +59,9 @@ internal abstract class LabScenario
     /// <summary>What the simulated users do (invoices, delivery requests) against the local system.</summary>
     public abstract LoadScenario Workload(LabContext context);
 
+    /// <summary>The load of one step of the case study: the scenario's <see cref="Workload(LabContext)"/> unless a step asks less of it.</summary>
+    public virtual LoadScenario Workload(LabContext context, Step step) => Workload(context);
+
     /// <summary>The case study's step load, time-compressed in quick mode.</summary>
     public abstract LoadShape StepShape(LabContext context);
 
@@ -67,7 +70,7 @@ internal abstract class LabScenario
 
     public LoadTestPlan Plan(LabContext context, Step step) => new()
     {
-        Scenario = Workload(context),
+        Scenario = Workload(context, step),
         Shape = StepShape(context),
         Bounds = new LoadBounds { MaxDuration = StepShape(context).Duration + TimeSpan.FromMinutes(1) },
         Http = Clients(context),

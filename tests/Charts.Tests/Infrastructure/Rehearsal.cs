@@ -65,6 +65,20 @@ public sealed partial class Rehearsal : IAsyncDisposable
     }
 
     /// <summary>
+    /// What tells two renders' rehearsals apart: the render without its Deployments' replica counts (one
+    /// replica of each is rehearsed) and with the development issuer's signing key, random in every
+    /// render, as a placeholder. Renders with the same equivalence rehearse the same processes.
+    /// </summary>
+    public static string Equivalence(Render render) =>
+        SigningKey().Replace(ReplicaCount().Replace(render.Text, string.Empty), "${key}<random>");
+
+    [GeneratedRegex(@"^  replicas: \d+\r?\n", RegexOptions.Multiline)]
+    private static partial Regex ReplicaCount();
+
+    [GeneratedRegex(@"^(?<key>  signing-key: ).*$", RegexOptions.Multiline)]
+    private static partial Regex SigningKey();
+
+    /// <summary>
     /// Polls the startup, liveness and readiness probes in turn, as the kubelet would, until each
     /// passes; a pod whose probe never passes within the deadline, or that exits, fails. Returns
     /// what went wrong, or null.
