@@ -37,7 +37,7 @@ namespace DroneDelivery.Lab
             var full = new Option<bool>("--full") { Description = "The case studies' 8-minute step load per step." };
             var steps = new Option<string?>("--steps") { Description = "Only these steps, comma-separated (e.g. A1,A3,B4,B5)." };
             var output = OutputOption();
-            var divisor = new Option<int?>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each); default: the calibration's quickReplicaDivisor in quick mode, 1 in full mode." };
+            var divisor = new Option<int?>("--replica-divisor") { Description = "Run the chart's replica counts divided by this (at least 1 each); default: the calibration's quickReplicaDivisor for scenario B in quick mode, otherwise 1." };
             var prometheus = PrometheusOption();
             var calibration = CalibrationOption();
             var measureOnce = new Option<bool>("--no-remeasure") { Description = "Keep a disturbed step's first measurement (flagged in the report) instead of measuring the step again." };
@@ -82,7 +82,7 @@ namespace DroneDelivery.Lab
                     Steps = parse.GetValue(steps)?.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) ?? [],
                     Mode = mode,
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
-                    ReplicaDivisor = parse.GetValue(divisor) ?? calibrated.ReplicaDivisor(mode),
+                    ReplicaDivisor = parse.GetValue(divisor),
                     PrometheusPort = parse.GetValue(prometheus),
                     Calibration = calibrated,
                     RemeasureDisturbed = !parse.GetValue(measureOnce),

@@ -254,8 +254,8 @@ public sealed class LabInterruptTests
 
 /// <summary>
 /// The lab's end-to-end tests of failure and stopping (<c>Category=LabFaults</c>: chaos, Ctrl-C, a killed
-/// test host). They check what is lost or left running, not timing, so .ci/run runs them beside the other
-/// suites rather than alone.
+/// test host): what is lost or left running, not timing. .ci/run runs them in a session of their own, so the
+/// timing run's time-out is its own.
 /// </summary>
 internal static class LabFaults
 {

@@ -1,4 +1,5 @@
 using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Scenarios;
 
 namespace DroneDelivery.Lab.Tests;
 
@@ -40,5 +41,36 @@ public sealed class ReplicaChangeTests
     {
         Assert.Equal(["delivery-3", "delivery-4"], ReplicaSet.NewNames("delivery", ["delivery-1", "delivery-2"], 2));
         Assert.Equal(["delivery-2", "delivery-4"], ReplicaSet.NewNames("delivery", ["delivery-1", "delivery-3"], 2));
+    }
+}
+
+/// <summary>
+/// Quick mode halves scenario B's replicas (30–40 processes at the chart's counts stall two cores) and keeps
+/// scenario A's (halved, two DroneScheduler replicas starved their thread pools in A3); an explicit
+/// <c>--replica-divisor</c> applies to both, and full mode runs the chart's counts.
+/// </summary>
+public sealed class ReplicaDivisorTests
+{
+    private static readonly LabCalibration Calibration = new();
+
+    [Fact]
+    public void Quick_mode_divides_only_scenario_Bs_replicas()
+    {
+        var quick = new LabRunOptions { Scenarios = ["A", "B"], Mode = LabMode.Quick, OutputDirectory = ".", Calibration = Calibration };
+
+        Assert.Equal(1, quick.ReplicaDivisorFor(new GatewayScenario()));
+        Assert.Equal(Calibration.QuickReplicaDivisor, quick.ReplicaDivisorFor(new PipelineScenario()));
+        Assert.Equal(2, Calibration.QuickReplicaDivisor);
+    }
+
+    [Fact]
+    public void Full_mode_runs_the_charts_counts_and_an_explicit_divisor_applies_to_both_scenarios()
+    {
+        var full = new LabRunOptions { Scenarios = ["A", "B"], Mode = LabMode.Full, OutputDirectory = ".", Calibration = Calibration };
+        var explicitDivisor = full with { Mode = LabMode.Quick, ReplicaDivisor = 3 };
+
+        Assert.Equal(1, full.ReplicaDivisorFor(new PipelineScenario()));
+        Assert.Equal(3, explicitDivisor.ReplicaDivisorFor(new GatewayScenario()));
+        Assert.Equal(3, explicitDivisor.ReplicaDivisorFor(new PipelineScenario()));
     }
 }

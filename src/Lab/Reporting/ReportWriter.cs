@@ -134,9 +134,9 @@ internal static partial class ReportWriter
             ? string.Create(CultureInfo.InvariantCulture, $" (time compressed {options.Calibration.QuickTimeScale:0.#}×: load and message locks last 1/{options.Calibration.QuickTimeScale:0.#} of the case study's).")
             : ".";
         md.AppendLine(CultureInfo.InvariantCulture, $"Run at {DateTimeOffset.Now:yyyy-MM-dd HH:mm zzz} on {Environment.ProcessorCount} cores, {options.Mode.ToString().ToLowerInvariant()} mode{compression}");
-        md.AppendLine(options.ReplicaDivisor == 1
-            ? "Replicas: the chart's counts."
-            : string.Create(CultureInfo.InvariantCulture, $"Replicas: the chart's counts ÷ {options.ReplicaDivisor}, at least one each (`--replica-divisor 1` runs the chart's)."));
+        md.AppendLine("Replicas: " + string.Join("; ", outcomes.Select(o => options.ReplicaDivisorFor(o.Scenario) is var divisor && divisor == 1
+            ? $"scenario {o.Scenario.Id} the chart's counts"
+            : string.Create(CultureInfo.InvariantCulture, $"scenario {o.Scenario.Id} the chart's counts ÷ {divisor}, at least one each (`--replica-divisor 1` runs the chart's)"))) + ".");
         md.AppendLine(CultureInfo.InvariantCulture, $"Calibration: `{options.Calibration.Name}` (its values are in `results.json`). Machine load average when the report was written: {MachineLoad.Describe()}.");
         md.AppendLine("Absolute figures differ from the articles (one machine, emulated cloud services); the direction and rough size of each change are what to compare.").AppendLine();
         md.AppendLine("## Verdicts").AppendLine();

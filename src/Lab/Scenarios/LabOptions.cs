@@ -69,7 +69,8 @@ internal sealed record LabCalibration
     public double QuickTimeScale { get; init; } = 12;
 
     /// <summary>
-    /// Quick mode runs the chart's replica counts divided by this (at least one each). Every replica
+    /// Quick mode runs the chart's replica counts divided by this (at least one each) in the scenarios
+    /// that ask for fewer (<see cref="LabScenario.FewerReplicasInQuickMode"/>: scenario B). Every replica
     /// is a process: at the chart's counts scenario B's later steps start 30–40 of them, whose idle
     /// work and start-up alone stall a 2-core machine for seconds at a time. Halved, every step's
     /// change of replicas still scales what it scales by half as much again or more (B3's backends 2 → 3,
@@ -110,8 +111,8 @@ internal sealed record LabCalibration
 
     public double TimeScale(LabMode mode) => mode == LabMode.Quick ? QuickTimeScale : 1;
 
-    /// <summary>The replica divisor a run in <paramref name="mode"/> uses unless told another.</summary>
-    public int ReplicaDivisor(LabMode mode) => mode == LabMode.Quick ? QuickReplicaDivisor : 1;
+    /// <summary>The replica divisor a run of <paramref name="scenario"/> in <paramref name="mode"/> uses unless told another.</summary>
+    public int ReplicaDivisor(LabMode mode, LabScenario scenario) => mode == LabMode.Quick && scenario.FewerReplicasInQuickMode ? QuickReplicaDivisor : 1;
 
     /// <summary>Every value out of its range, as <c>jsonPath: problem</c>; empty when the calibration is usable.</summary>
     public IReadOnlyList<string> Problems()
@@ -173,8 +174,14 @@ internal sealed record LabRunOptions
 
     public LabCalibration Calibration { get; init; } = new();
 
-    /// <summary>Replicas per service are the step's divided by this; 1 runs the chart's counts.</summary>
-    public int ReplicaDivisor { get; init; } = 1;
+    /// <summary>
+    /// Replicas per service are the step's divided by this (1 runs the chart's counts); when not set, the
+    /// calibration's for the mode and scenario (<see cref="LabCalibration.ReplicaDivisor"/>).
+    /// </summary>
+    public int? ReplicaDivisor { get; init; }
+
+    /// <summary>The replica divisor <paramref name="scenario"/> runs with.</summary>
+    public int ReplicaDivisorFor(LabScenario scenario) => ReplicaDivisor ?? Calibration.ReplicaDivisor(Mode, scenario);
 
     public string? ChartDirectory { get; init; }
 

@@ -135,7 +135,7 @@ internal static class LabRunner
                 CosmosLatency = options.Calibration.CosmosLatency,
                 ServiceBusLatency = options.Calibration.ServiceBusLatency,
                 TimeScale = options.Calibration.TimeScale(options.Mode),
-                ReplicaDivisor = options.ReplicaDivisor,
+                ReplicaDivisor = options.ReplicaDivisorFor(scenario),
                 Services = scenario.Services,
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,

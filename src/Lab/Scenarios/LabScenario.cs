@@ -33,6 +33,15 @@ internal abstract class LabScenario
     /// <summary>Whether every step starts from an empty broker and cache.</summary>
     public abstract bool FreshEachStep { get; }
 
+    /// <summary>
+    /// Whether quick mode runs this scenario with fewer replicas than the chart's
+    /// (<see cref="LabCalibration.QuickReplicaDivisor"/>): for a scenario whose steps start more processes than
+    /// two cores carry. Scenario A's twelve do not, and halved they made A3's effect depend on the run: two
+    /// DroneScheduler replicas each running nine parallel queries per invoice at the peak starved their
+    /// thread pools in two runs of five, where three never did.
+    /// </summary>
+    public virtual bool FewerReplicasInQuickMode => false;
+
     /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
     public abstract IReadOnlyList<ServiceKind> Services { get; }
 
