@@ -57,20 +57,27 @@ public sealed class LocalProcess : IAsyncDisposable
     // stopping it also stops anything it started. The script prints the command's pid, relays
     // TERM/INT/HUP to its process group, polls the parent once a second and exits with the
     // command's status. The poll's sleep is killed on the way out so that none outlives the script.
+    // The trap is set before the command starts: a stop that came between the two used to end the
+    // shell by the signal's default action and leave the command running with no one to stop it
+    // (and its output pipe open, so the parent's wait for the shell's exit never ended). A stop
+    // before the command starts ends the script without starting it; one just after finds it in $!.
     internal const string WatchdogScript = """
         parent=$1; shift
-        setsid "$@" &
-        child=$!
-        echo "__local_process_child_pid__=$child" >&2
+        child=
         sleeper=
         stop() {
           [ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null
+          [ -n "$child" ] || child=$!
+          [ -n "$child" ] || exit 143
           kill -TERM "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null
           i=0
           while kill -0 "$child" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
           kill -KILL "-$child" 2>/dev/null
         }
         trap stop TERM INT HUP
+        setsid "$@" &
+        child=$!
+        echo "__local_process_child_pid__=$child" >&2
         while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1 >/dev/null 2>&1 & sleeper=$!; wait $sleeper; done
         kill -0 "$child" 2>/dev/null && stop
         wait "$child"

@@ -116,6 +116,59 @@ public class LocalProcessTests
         Assert.True(await Eventually.TrueAsync(() => !IsAlive(child), TimeSpan.FromSeconds(10)), "the child outlived its parent");
     }
 
+    [Fact]
+    public async Task A_stop_at_any_moment_of_the_watchdogs_start_leaves_no_command_running()
+    {
+        // The trap must be in place before the command starts: a TERM between the two ended the shell by
+        // default and left the command running with no one to stop it.
+        var script = LocalProcess.WatchdogScript;
+        Assert.True(script.IndexOf("trap stop", StringComparison.Ordinal) < script.IndexOf("setsid", StringComparison.Ordinal), script);
+
+        // And the behaviour, at stops spread over the shell's first milliseconds.
+        var marker = $"{Random.Shared.Next(100, 999)}.{Environment.ProcessId}{Random.Shared.Next(1000, 9999)}";
+        for (var i = 0; i < 12; i++)
+        {
+            var start = new ProcessStartInfo("/bin/sh") { RedirectStandardError = true, RedirectStandardOutput = true };
+            foreach (var argument in new[] { "-c", LocalProcess.WatchdogScript, "watchdog", Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), "sleep", marker })
+            {
+                start.ArgumentList.Add(argument);
+            }
+
+            using var watchdog = Process.Start(start)!;
+            Thread.SpinWait(i * 6_000);
+            _ = kill(watchdog.Id, 15);
+            Assert.True(watchdog.WaitForExit(TimeSpan.FromSeconds(20)), $"the watchdog did not end after a TERM at attempt {i}");
+        }
+
+        Assert.True(await Eventually.TrueAsync(() => Sleepers(marker).Count == 0, TimeSpan.FromSeconds(15)), $"left running: {string.Join(", ", Sleepers(marker))}");
+    }
+
+    private static List<int> Sleepers(string marker) =>
+        [.. Directory.EnumerateDirectories("/proc")
+            .Select(d => int.TryParse(Path.GetFileName(d), out var pid) ? pid : -1)
+            .Where(pid => pid > 0 && CommandLine(pid).Contains(marker, StringComparison.Ordinal))];
+
+    private static string CommandLine(int pid)
+    {
+        try
+        {
+            return File.ReadAllText($"/proc/{pid}/cmdline").Replace('\0', ' ');
+        }
+        catch (IOException)
+        {
+            return string.Empty;
+        }
+        catch (UnauthorizedAccessException)
+        {
+            return string.Empty;
+        }
+    }
+
+    [System.Runtime.InteropServices.DllImport("libc", SetLastError = true)]
+#pragma warning disable SA1300, IDE1006 // libc's name
+    private static extern int kill(int pid, int signal);
+#pragma warning restore SA1300, IDE1006
+
     private static bool IsAlive(int pid)
     {
         try
