@@ -55,43 +55,7 @@ internal sealed class ReplicaSet : IAsyncDisposable
     public async Task DeployAsync(int count, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
     {
         _generation++;
-        var started = new List<Replica>();
-        try
-        {
-            // Start replicas concurrently: each pays JIT start-up, which is CPU-bound, but waiting for
-            // readiness overlaps.
-            var starts = Enumerable.Range(1, count).Select(i => StartReplicaAsync($"{Service.Name}-{i}", environment, cancellationToken)).ToList();
-            foreach (var start in starts)
-            {
-                try
-                {
-                    started.Add(await start.ConfigureAwait(false));
-                }
-                catch when (!cancellationToken.IsCancellationRequested)
-                {
-                    // Collect the others before failing, so none is left running.
-                    foreach (var other in starts.Where(s => s != start))
-                    {
-                        try
-                        {
-                            started.Add(await other.ConfigureAwait(false));
-                        }
-                        catch (Exception)
-                        {
-                            // Reported through the first failure.
-                        }
-                    }
-
-                    throw;
-                }
-            }
-        }
-        catch
-        {
-            await Task.WhenAll(started.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
-            throw;
-        }
-
+        var started = await StartAllAsync(Enumerable.Range(1, count).Select(i => $"{Service.Name}-{i}"), environment, cancellationToken).ConfigureAwait(false);
         var old = _replicas;
         _replicas = started;
         Balancer.BackendPorts = [.. started.Select(r => r.Port)];
@@ -109,8 +73,7 @@ internal sealed class ReplicaSet : IAsyncDisposable
         var current = _replicas;
         if (count > current.Count)
         {
-            var names = NewNames(Service.Name, current.Select(r => r.Name), count - current.Count);
-            var added = await Task.WhenAll(names.Select(n => StartReplicaAsync(n, Environment, cancellationToken))).ConfigureAwait(false);
+            var added = await StartAllAsync(NewNames(Service.Name, current.Select(r => r.Name), count - current.Count), Environment, cancellationToken).ConfigureAwait(false);
             lock (_sync)
             {
                 _replicas = [.. _replicas, .. added];
@@ -201,6 +164,50 @@ internal sealed class ReplicaSet : IAsyncDisposable
         await Task.WhenAll(_replicas.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
         _replicas = [];
         await Balancer.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Starts replicas with these names concurrently (each pays JIT start-up, which is CPU-bound, but waiting
+    /// for readiness overlaps): all of them, or none — when one fails, the others are collected and stopped
+    /// before the failure is reported, so none is left running outside the set.
+    /// </summary>
+    private async Task<List<Replica>> StartAllAsync(IEnumerable<string> names, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
+    {
+        var started = new List<Replica>();
+        try
+        {
+            var starts = names.Select(name => StartReplicaAsync(name, environment, cancellationToken)).ToList();
+            foreach (var start in starts)
+            {
+                try
+                {
+                    started.Add(await start.ConfigureAwait(false));
+                }
+                catch when (!cancellationToken.IsCancellationRequested)
+                {
+                    foreach (var other in starts.Where(s => s != start))
+                    {
+                        try
+                        {
+                            started.Add(await other.ConfigureAwait(false));
+                        }
+                        catch (Exception)
+                        {
+                            // Reported through the first failure.
+                        }
+                    }
+
+                    throw;
+                }
+            }
+
+            return started;
+        }
+        catch
+        {
+            await Task.WhenAll(started.Select(r => r.Process.DisposeAsync().AsTask())).ConfigureAwait(false);
+            throw;
+        }
     }
 
     private async Task<Replica> StartReplicaAsync(string name, IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken)
