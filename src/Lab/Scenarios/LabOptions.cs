@@ -105,14 +105,12 @@ internal sealed record LabCalibration
 
     /// <summary>
     /// Delivery requests per second at the end of scenario B's ramp (it starts at 2): well above what the
-    /// tuned workflow completes, so a backlog builds at the peak as in the case study. How long the last of
-    /// it waits in the prefetch buffers decides B4 (longer than its 5 s lock: locks are lost). A ramp's
-    /// backlog shrinks with the square of the gap between its peak and the workflow's completion rate, so
-    /// the peak sits well clear of the fastest rate seen: at 150/s a workflow completing 113/s left a 1.4 s
-    /// wait and B4 showed nothing; at 200/s one completing 124/s (the same two replicas on a faster machine)
-    /// left 4.7 s and B4 again showed nothing. At 250/s the last of the backlog outwaits B4's lock wherever
-    /// the workflow completes up to about 150/s. A slow machine's longer wait costs B5 nothing it is judged
-    /// on: a message is dead-lettered only after losing five 25 s locks, more than the step's drain window.
+    /// tuned workflow completes, so a backlog builds at the peak as in the case study, and its last
+    /// messages wait in the prefetch buffers past B4's 5 s lock. That wait shrinks with the square of the
+    /// gap between this peak and the workflow's completion rate, so the peak sits well clear of the
+    /// fastest workflow measured: at 250/s it holds up to about 150 completions/s. A slower workflow's
+    /// longer wait costs B5 nothing it is judged on (dead-lettering takes five lost 25 s locks). The lower
+    /// peaks tried and what they showed are in docs/lab.md (calibration table).
     /// </summary>
     public double DeliveryRequestPeakRate { get; init; } = 250;
 
