@@ -38,6 +38,29 @@ public class DeliveryRequestsScenarioTests
     }
 
     [Fact]
+    public async Task Following_one_delivery_in_N_polls_only_the_sample()
+    {
+        await using var ingestion = await FakeIngestion.StartAsync();
+        ingestion.CreatedAfter = TimeSpan.FromMilliseconds(100);
+
+        var result = await RunAsync(ingestion, OpenLoad.Constant(20, TimeSpan.FromSeconds(1)), FastPolling with { FollowOneIn = 5 });
+
+        Assert.Equal(20, result.StatusCounts["202"]);
+        var completion = Assert.IsType<CompletionResult>(result.Completion);
+        Assert.Equal(4, completion.Counts.Tracked);
+        Assert.Equal(4, completion.Counts.Completed);
+        Assert.Equal(4, completion.Latency.TotalCount);
+        Assert.Equal(0, completion.Counts.Untracked);
+    }
+
+    [Fact]
+    public void Following_one_in_zero_is_refused()
+    {
+        var e = Assert.Throws<ArgumentException>(() => (FastPolling with { FollowOneIn = 0 }).Validate());
+        Assert.Contains("between 1 and 1000000", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task The_completed_predicate_decides_which_status_marks_completion()
     {
         await using var ingestion = await FakeIngestion.StartAsync();

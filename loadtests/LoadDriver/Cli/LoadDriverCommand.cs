@@ -154,6 +154,7 @@ internal static class LoadDriverCommand
         var pollInterval = DurationOption("--poll-interval", "Pause before each status poll of a delivery.", TimeSpan.FromMilliseconds(250));
         var pollMaxWait = DurationOption("--poll-max-wait", "Longest a delivery is followed, from its request's intended send time.", TimeSpan.FromSeconds(60));
         var maxPolls = new Option<int>("--max-polls") { Description = "Most status polls outstanding at once.", DefaultValueFactory = _ => 16 };
+        var pollOneIn = new Option<int>("--poll-one-in") { Description = "Follow one accepted delivery in this many (a sample: fewer polls loading the system).", DefaultValueFactory = _ => 1 };
         var completedStage = new Option<string?>("--completed-stage") { Description = "Completed means a 200 whose JSON 'stage' equals this; default any 200." };
         var runId = new Option<string?>("--run-id") { Description = "Prefix of the package ids; default random." };
         var command = new Command("delivery-requests", "POST delivery requests to Ingestion and optionally follow them to completion (scenario B).");
@@ -163,6 +164,7 @@ internal static class LoadDriverCommand
         command.Options.Add(pollInterval);
         command.Options.Add(pollMaxWait);
         command.Options.Add(maxPolls);
+        command.Options.Add(pollOneIn);
         command.Options.Add(completedStage);
         command.Options.Add(runId);
         command.SetAction((parse, token) => ExecuteAsync(console, parse, common, token, target =>
@@ -174,6 +176,7 @@ internal static class LoadDriverCommand
                     PollInterval = parse.GetValue(pollInterval),
                     MaxWait = parse.GetValue(pollMaxWait),
                     MaxConcurrentPolls = parse.GetValue(maxPolls),
+                    FollowOneIn = parse.GetValue(pollOneIn),
                     IsCompleted = string.IsNullOrWhiteSpace(stage) ? new CompletionTracking().IsCompleted : CompletionTracking.StageIs(stage),
                 }
                 : null;

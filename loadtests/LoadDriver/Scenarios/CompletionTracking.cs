@@ -18,6 +18,13 @@ public sealed record CompletionTracking
     /// <summary>Most status requests outstanding at once, across all deliveries; default 16.</summary>
     public int MaxConcurrentPolls { get; init; } = 16;
 
+    /// <summary>
+    /// Follow one accepted delivery in this many (every request whose sequence number is a multiple of it);
+    /// default 1, every one. Each followed delivery is polled until it completes, and its polls are load on
+    /// the system too: a sample keeps the completion latency's distribution at a fraction of that load.
+    /// </summary>
+    public int FollowOneIn { get; init; } = 1;
+
     /// <summary>Most deliveries followed at once; beyond it, accepted deliveries are counted as untracked. Default 100,000.</summary>
     public int MaxTracked { get; init; } = 100_000;
 
@@ -49,6 +56,11 @@ public sealed record CompletionTracking
         if (MaxConcurrentPolls is < 1 or > 1_000)
         {
             throw new ArgumentException($"Concurrent polls must be between 1 and 1000 (got {MaxConcurrentPolls}).");
+        }
+
+        if (FollowOneIn is < 1 or > 1_000_000)
+        {
+            throw new ArgumentException($"One delivery followed in N needs N between 1 and 1000000 (got {FollowOneIn}).");
         }
 
         if (MaxTracked is < 1 or > 1_000_000)

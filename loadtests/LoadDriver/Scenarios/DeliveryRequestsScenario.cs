@@ -171,7 +171,7 @@ public sealed class DeliveryRequestsScenario(DeliveryRequestsScenarioOptions opt
                 using var response = await http.SendAsync(request, cancellationToken).ConfigureAwait(false);
                 await ResponseBody.DrainAsync(response, cancellationToken).ConfigureAwait(false);
                 var status = (int)response.StatusCode;
-                if (status == 202 && _tracker is not null)
+                if (status == 202 && _tracker is not null && sequence % _scenario.Options.Completion!.FollowOneIn == 0)
                 {
                     Follow(response.Headers.Location, intendedTimestamp, authorization);
                 }
