@@ -49,6 +49,9 @@ public sealed class CosmosEmulatorOptions
     /// <summary>Latency model applied to every data-plane request unless a container overrides it.</summary>
     public LatencyOptions Latency { get; set; } = new();
 
+    /// <summary>Seed of the latency model's random delays, so that a run can be repeated; null (default) seeds from the clock.</summary>
+    public int? LatencySeed { get; set; }
+
     /// <summary>RU charge formula constants unless a container overrides them.</summary>
     public RequestChargeOptions RequestCharges { get; set; } = new();
 
@@ -111,15 +114,25 @@ public sealed class ContainerOptions
 }
 
 /// <summary>
-/// The time a data-plane request takes inside the emulator:
-/// <c>FixedMilliseconds + PerDocumentMilliseconds × documents read</c>; throttled requests take
-/// <c>ThrottledMilliseconds</c>. Metadata requests (account, containers, partition key ranges, offers,
-/// query plans) are not delayed.
+/// The time a data-plane request takes inside the emulator: for each physical partition it visits,
+/// <c>FixedMilliseconds</c> plus a delay drawn from an exponential distribution of mean
+/// <c>ExponentialMeanMilliseconds</c> (one partition after another), plus
+/// <c>PerDocumentMilliseconds × documents read</c>; throttled requests take <c>ThrottledMilliseconds</c>.
+/// Metadata requests (account, containers, partition key ranges, offers, query plans) are not delayed.
+/// <c>PUT /_emulator/latency</c> replaces the account's model at run time.
 /// </summary>
 public sealed class LatencyOptions
 {
-    /// <summary>Fixed delay per request, in milliseconds. Default 3.</summary>
+    /// <summary>Fixed delay per partition a request visits, in milliseconds. Default 3.</summary>
     public double FixedMilliseconds { get; set; } = 3;
+
+    /// <summary>
+    /// Mean of an exponentially distributed extra delay per partition a request visits, in milliseconds.
+    /// Default 0 (none). A service's latency varies from call to call, and a fan-out of parallel calls
+    /// waits for its slowest: with this, nine parallel partition queries take about 2.8 means
+    /// (the expected maximum of nine draws) where nine serial ones take nine.
+    /// </summary>
+    public double ExponentialMeanMilliseconds { get; set; }
 
     /// <summary>Extra delay per document a request reads or writes, in milliseconds. Default 0.01.</summary>
     public double PerDocumentMilliseconds { get; set; } = 0.01;

@@ -138,11 +138,37 @@ public static class CosmosEmulatorOptionsValidator
 
     private static void ValidateLatency(LatencyOptions latency, string name)
     {
-        Require(latency is not null, $"{name} is null.");
-        Require(IsNonNegative(latency!.FixedMilliseconds), $"{name}.FixedMilliseconds must be zero or more (was {latency.FixedMilliseconds}).");
-        Require(IsNonNegative(latency.PerDocumentMilliseconds), $"{name}.PerDocumentMilliseconds must be zero or more (was {latency.PerDocumentMilliseconds}).");
-        Require(IsNonNegative(latency.ThrottledMilliseconds), $"{name}.ThrottledMilliseconds must be zero or more (was {latency.ThrottledMilliseconds}).");
+        var problem = LatencyProblem(latency, name);
+        Require(problem is null, problem!);
     }
+
+    /// <summary>What is wrong with a latency model (at start-up or in <c>PUT /_emulator/latency</c>); null when nothing is.</summary>
+    public static string? LatencyProblem(LatencyOptions? latency, string name)
+    {
+        if (latency is null)
+        {
+            return $"{name} is null.";
+        }
+
+        foreach (var (property, value) in new[]
+        {
+            ("FixedMilliseconds", latency.FixedMilliseconds),
+            ("ExponentialMeanMilliseconds", latency.ExponentialMeanMilliseconds),
+            ("PerDocumentMilliseconds", latency.PerDocumentMilliseconds),
+            ("ThrottledMilliseconds", latency.ThrottledMilliseconds),
+        })
+        {
+            if (!IsNonNegative(value) || value > MaxLatencyMilliseconds)
+            {
+                return $"{name}.{property} must be between 0 and {MaxLatencyMilliseconds} milliseconds (was {value}).";
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>A minute: longer than any client waits for one request.</summary>
+    private const double MaxLatencyMilliseconds = 60_000;
 
     private static void ValidateCharges(RequestChargeOptions charges, string name)
     {

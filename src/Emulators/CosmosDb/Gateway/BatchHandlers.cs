@@ -234,7 +234,7 @@ internal static partial class BatchHandlers
                 throttled.PartitionCharges.Add((partition, 0));
             }
 
-            throttled.Latency = DataPlane.Milliseconds(container.Latency.ThrottledMilliseconds);
+            throttled.Latency = container.ThrottledLatency;
             return throttled;
         }
 
@@ -252,7 +252,7 @@ internal static partial class BatchHandlers
         }
 
         response.DocumentCount = documents;
-        response.Latency = DataPlane.Milliseconds(container.Latency.FixedMilliseconds + (container.Latency.PerDocumentMilliseconds * documents));
+        response.Latency = container.ServedLatency(1, documents);
         return response;
     }
 

@@ -16,7 +16,7 @@ internal static class DataPlane
         var response = GatewayResponse.TooManyRequests(retryAfter).Named(operation);
         response.Container = container;
         response.PartitionCharges.Add((partition, 0));
-        response.Latency = Milliseconds(container.Latency.ThrottledMilliseconds);
+        response.Latency = container.ThrottledLatency;
         return response;
     }
 
@@ -28,12 +28,11 @@ internal static class DataPlane
         response.RequestCharge += charge;
         response.DocumentCount += documents;
         response.PartitionCharges.Add((partition, charge));
-        response.Latency = Milliseconds(container.Latency.FixedMilliseconds + (container.Latency.PerDocumentMilliseconds * response.DocumentCount));
+        response.Latency = container.ServedLatency(1, response.DocumentCount);
         return response;
     }
 
     /// <summary>Item size in KB for the charge formula, never less than 1.</summary>
     public static double Kilobytes(int bytes) => Math.Max(1, bytes / 1024.0);
 
-    public static TimeSpan Milliseconds(double milliseconds) => TimeSpan.FromTicks((long)(milliseconds * TimeSpan.TicksPerMillisecond));
 }

@@ -13,7 +13,9 @@ namespace DroneDelivery.Emulators.CosmosDb.Gateway;
 /// <summary>The account, databases, containers, partition key ranges and offers.</summary>
 internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions options)
 {
-    // The SDK parses this JSON string lazily and refuses to run queries when it is missing.
+    // The SDK parses this JSON string lazily and refuses to run queries when it is missing. Optimistic direct
+    // execution is allowed, as the service allows it: a client that opts in sends a query that targets one
+    // partition range straight to it, without asking for a query plan (QueryHandlers.Execute).
     private const string QueryEngineConfiguration =
         "{\"allowNewKeywords\":true,\"maxJoinsPerSqlQuery\":10,\"maxQueryRequestTimeoutFraction\":0.9,"
         + "\"maxSqlQueryInputLength\":524288,\"maxUdfRefPerSqlQuery\":10,\"queryMaxInMemorySortDocumentCount\":-1000,"
@@ -21,7 +23,7 @@ internal sealed class MetadataHandlers(AccountStore store, CosmosEmulatorOptions
         + "\"enableSpatialIndexing\":true,\"maxInExpressionItemsCount\":2147483647,\"maxLogicalAndPerSqlQuery\":2147483647,"
         + "\"maxLogicalOrPerSqlQuery\":2147483647,\"maxSpatialQueryCells\":2147483647,\"sqlAllowAggregateFunctions\":true,"
         + "\"sqlAllowGroupByClause\":false,\"sqlAllowLike\":false,\"sqlAllowSubQuery\":false,\"sqlAllowScalarSubQuery\":false,"
-        + "\"sqlAllowTop\":true,\"clientDisableOptimisticDirectExecution\":true}";
+        + "\"sqlAllowTop\":true,\"clientDisableOptimisticDirectExecution\":false}";
 
     public GatewayResponse ReadAccount(GatewayRequest request)
     {

@@ -63,8 +63,19 @@ internal static class QueryHandlers
 
         var page = QueryExecutor.ExecutePage(spec.Query, spec.Parameters, partition.Snapshot(), scope, pageSize, continuation, spec.ResumeFilter);
         var charge = container.Charges.QueryPerPartition + (container.Charges.QueryPerDocument * page.DocumentsRead);
-        return Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
+        var response = Page(container, page).Named(operation).Charge(container, partition, charge, page.DocumentsRead);
+
+        // Optimistic direct execution: the client sent the query itself, not a plan's rewrite of it, to the one
+        // range it targets, and one partition answers any query completely (aggregates, ORDER BY, DISTINCT, …).
+        // The service then says its continuation needs no client-side distribution, and the client goes on
+        // paging the same way rather than starting over with a query plan.
+        return IsOptimisticDirectExecution(request) && page.Continuation is not null
+            ? response.WithHeader(CosmosHeaders.RequiresDistribution, "false")
+            : response;
     }
+
+    private static bool IsOptimisticDirectExecution(GatewayRequest request) =>
+        bool.TryParse(request.Header(CosmosHeaders.OptimisticDirectExecute), out var value) && value;
 
     /// <summary>
     /// What a query or change feed request names with its partition key range id
@@ -212,8 +223,7 @@ internal static class QueryHandlers
         }
 
         // Each partition visited costs its own latency, one after another.
-        response.Latency = DataPlane.Milliseconds(
-            (container.Latency.FixedMilliseconds * charges.Count) + (container.Latency.PerDocumentMilliseconds * documents));
+        response.Latency = container.ServedLatency(charges.Count, documents);
         return response;
     }
 

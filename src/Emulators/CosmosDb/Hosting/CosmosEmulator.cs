@@ -110,7 +110,7 @@ public sealed class CosmosEmulator : IAsyncDisposable
             var log = new RequestLog(options.RequestLogCapacity);
             var metrics = new MetricsReader(store, options.TimeProvider.GetUtcNow(), options.TimeProvider);
             var gateway = new CosmosGateway(store, options, log, instruments, app.Logger, faults);
-            var endpoints = new EmulatorEndpoints(metrics, log, faults, options.AccountKey);
+            var endpoints = new EmulatorEndpoints(metrics, log, faults, store.Latency, options.AccountKey);
             app.UseEmulatorMetrics();
             app.Run(http => http.Request.Path.StartsWithSegments(EmulatorEndpoints.Prefix, StringComparison.Ordinal)
                 ? endpoints.HandleAsync(http)

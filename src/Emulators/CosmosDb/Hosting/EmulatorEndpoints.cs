@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
+using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using Microsoft.AspNetCore.Http;
@@ -9,15 +10,17 @@ namespace DroneDelivery.Emulators.CosmosDb;
 /// <summary>
 /// The emulator's own endpoints, on paths no Cosmos DB REST path uses: <c>GET /_emulator/health</c>,
 /// <c>GET /_emulator/metrics?seconds=N</c> (JSON), <c>GET /_emulator/requests?after=S&amp;limit=N</c> (request
-/// timings) and <c>/_emulator/faults</c> (the injected faults: GET reads the rules and the counts, PUT replaces the
-/// rules, DELETE removes them); <c>GET /metrics</c> (Prometheus text, injected faults included) is the exporter's
-/// (<see cref="EmulatorMetricsEndpoint"/>). Reading needs no authorisation; a change to the faults needs the account
-/// key in <c>x-emulator-key</c>.
+/// timings), <c>/_emulator/faults</c> (the injected faults: GET reads the rules and the counts, PUT replaces the
+/// rules, DELETE removes them) and <c>/_emulator/latency</c> (the account's latency model: GET reads it, PUT replaces
+/// it for every container without settings of its own); <c>GET /metrics</c> (Prometheus text, injected faults
+/// included) is the exporter's (<see cref="EmulatorMetricsEndpoint"/>). Reading needs no authorisation; a change
+/// needs the account key in <c>x-emulator-key</c>.
 /// </summary>
-internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, CosmosFaultInjector faults, string accountKey)
+internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, CosmosFaultInjector faults, Capacity.LatencyModel latency, string accountKey)
 {
     public const string Prefix = "/_emulator";
     public const string FaultsPath = Prefix + "/faults";
+    public const string LatencyPath = Prefix + "/latency";
     public const string KeyHeader = "x-emulator-key";
 
     public async Task HandleAsync(HttpContext http)
@@ -25,6 +28,12 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, C
         if (http.Request.Path.Value == FaultsPath)
         {
             await FaultsAsync(http).ConfigureAwait(false);
+            return;
+        }
+
+        if (http.Request.Path.Value == LatencyPath)
+        {
+            await LatencyAsync(http).ConfigureAwait(false);
             return;
         }
 
@@ -63,7 +72,7 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, C
                 break;
             default:
                 await ErrorAsync(http, 404, "NotFound",
-                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests, {FaultsPath} and {EmulatorMetricsEndpoint.Path}.")
+                    $"The emulator has no endpoint '{http.Request.Path}'; it serves {Prefix}/health, {Prefix}/metrics, {Prefix}/requests, {FaultsPath}, {LatencyPath} and {EmulatorMetricsEndpoint.Path}.")
                     .ConfigureAwait(false);
                 break;
         }
@@ -87,10 +96,8 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, C
             return;
         }
 
-        var key = http.Request.Headers[KeyHeader].ToString();
-        if (!System.Security.Cryptography.CryptographicOperations.FixedTimeEquals(System.Text.Encoding.UTF8.GetBytes(key), System.Text.Encoding.UTF8.GetBytes(accountKey)))
+        if (!await AuthorisedAsync(http, "faults").ConfigureAwait(false))
         {
-            await ErrorAsync(http, 401, "Unauthorized", $"Changing faults needs the account key in the '{KeyHeader}' header.").ConfigureAwait(false);
             return;
         }
 
@@ -121,6 +128,64 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, C
 
         faults.Configure(options!);
         await WriteJsonAsync(http, FaultState()).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>GET</c> reads the account's latency model; <c>PUT</c> replaces it (every field, as the config file's
+    /// <c>Latency</c> section; a field left out takes its default) for every container without latency settings of its own.
+    /// </summary>
+    private async Task LatencyAsync(HttpContext http)
+    {
+        var method = http.Request.Method;
+        if (HttpMethods.IsGet(method))
+        {
+            await WriteJsonAsync(http, latency.Settings).ConfigureAwait(false);
+            return;
+        }
+
+        if (!HttpMethods.IsPut(method))
+        {
+            await ErrorAsync(http, 405, "MethodNotAllowed", $"{method} is not supported on {LatencyPath}; use GET or PUT.").ConfigureAwait(false);
+            return;
+        }
+
+        if (!await AuthorisedAsync(http, "the latency model").ConfigureAwait(false))
+        {
+            return;
+        }
+
+        LatencyOptions? settings;
+        try
+        {
+            settings = await JsonSerializer.DeserializeAsync<LatencyOptions>(http.Request.Body, FaultJson, http.RequestAborted).ConfigureAwait(false);
+        }
+        catch (JsonException e)
+        {
+            await BadRequestAsync(http, $"The body is not a latency model: {e.Message}").ConfigureAwait(false);
+            return;
+        }
+
+        if (CosmosEmulatorOptionsValidator.LatencyProblem(settings, "latency") is { } problem)
+        {
+            await BadRequestAsync(http, problem).ConfigureAwait(false);
+            return;
+        }
+
+        latency.Replace(settings!);
+        await WriteJsonAsync(http, latency.Settings).ConfigureAwait(false);
+    }
+
+    /// <summary>True when the request carries the account key; otherwise answers 401 naming what it may not change.</summary>
+    private async Task<bool> AuthorisedAsync(HttpContext http, string what)
+    {
+        var key = http.Request.Headers[KeyHeader].ToString();
+        if (System.Security.Cryptography.CryptographicOperations.FixedTimeEquals(System.Text.Encoding.UTF8.GetBytes(key), System.Text.Encoding.UTF8.GetBytes(accountKey)))
+        {
+            return true;
+        }
+
+        await ErrorAsync(http, 401, "Unauthorized", $"Changing {what} needs the account key in the '{KeyHeader}' header.").ConfigureAwait(false);
+        return false;
     }
 
     private static readonly JsonSerializerOptions FaultJson = new(JsonSerializerDefaults.Web)

@@ -10,6 +10,8 @@ internal static class CosmosHeaders
     public const string PartitionKeyRangeId = "x-ms-documentdb-partitionkeyrangeid";
     public const string IsQuery = "x-ms-documentdb-isquery";
     public const string IsQueryPlanRequest = "x-ms-cosmos-is-query-plan-request";
+    public const string OptimisticDirectExecute = "x-ms-cosmos-query-optimisticdirectexecute";
+    public const string RequiresDistribution = "x-ms-cosmos-query-requiresdistribution";
     public const string EnableCrossPartitionQuery = "x-ms-documentdb-query-enablecrosspartition";
     public const string IsUpsert = "x-ms-documentdb-is-upsert";
     public const string IsBatchRequest = "x-ms-cosmos-is-batch-request";

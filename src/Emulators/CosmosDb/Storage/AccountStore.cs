@@ -25,6 +25,7 @@ internal sealed class AccountStore
     public AccountStore(CosmosEmulatorOptions options)
     {
         _options = options;
+        Latency = new LatencyModel(options.Latency, options.LatencySeed);
         foreach (var database in options.Databases)
         {
             var throughput = database.Throughput is { } shared ? new ThroughputRequest(shared, false) : (ThroughputRequest?)null;
@@ -45,6 +46,9 @@ internal sealed class AccountStore
             }
         }
     }
+
+    /// <summary>The latency model of every container that has no latency settings of its own.</summary>
+    public LatencyModel Latency { get; }
 
     public IReadOnlyCollection<DatabaseResource> Databases => [.. _databases.Values.OrderBy(d => d.Rid, StringComparer.Ordinal)];
 
@@ -154,7 +158,8 @@ internal sealed class AccountStore
                 properties,
                 pool,
                 offer,
-                latency ?? _options.Latency,
+                Latency,
+                latency,
                 charges ?? _options.RequestCharges,
                 _options.MetricsHistorySeconds,
                 _options.TimeProvider);

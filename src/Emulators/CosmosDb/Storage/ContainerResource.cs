@@ -13,6 +13,8 @@ namespace DroneDelivery.Emulators.CosmosDb.Storage;
 internal sealed class ContainerResource
 {
     private readonly JsonObject _properties;
+    private readonly LatencyModel _latencyModel;
+    private readonly LatencyOptions? _ownLatency;
     private long _sequence;
 
     public ContainerResource(
@@ -23,7 +25,8 @@ internal sealed class ContainerResource
         JsonObject properties,
         ThroughputPool pool,
         OfferResource? offer,
-        LatencyOptions latency,
+        LatencyModel latencyModel,
+        LatencyOptions? ownLatency,
         RequestChargeOptions charges,
         int metricsHistorySeconds,
         TimeProvider time)
@@ -36,7 +39,8 @@ internal sealed class ContainerResource
         _properties = properties;
         Pool = pool;
         Offer = offer;
-        Latency = latency;
+        _latencyModel = latencyModel;
+        _ownLatency = ownLatency;
         Charges = charges;
         Time = time;
         Timestamp = time.GetUtcNow().ToUnixTimeSeconds();
@@ -67,7 +71,14 @@ internal sealed class ContainerResource
     /// <summary>The container's own offer; null when it shares its database's throughput.</summary>
     public OfferResource? Offer { get; }
 
-    public LatencyOptions Latency { get; }
+    /// <summary>The container's own latency settings, or the account's (which <c>PUT /_emulator/latency</c> replaces).</summary>
+    public LatencyOptions Latency => _ownLatency ?? _latencyModel.Settings;
+
+    /// <summary>How long a served request that visited <paramref name="partitions"/> partitions and read <paramref name="documents"/> documents takes.</summary>
+    public TimeSpan ServedLatency(int partitions, int documents) => _latencyModel.Served(Latency, partitions, documents);
+
+    /// <summary>How long a 429 answer takes.</summary>
+    public TimeSpan ThrottledLatency => LatencyModel.Throttled(Latency);
 
     public RequestChargeOptions Charges { get; }
 
