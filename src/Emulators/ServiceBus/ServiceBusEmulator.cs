@@ -115,6 +115,9 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     /// <summary>The faults injected into the namespace: set the rules, pause it, read what was injected (also over HTTP).</summary>
     internal FaultInjector Faults => _namespace.Faults;
 
+    /// <summary>The round trips the emulator adds to sends, receives and settlements now.</summary>
+    internal LatencyModel Latency => _namespace.Latency;
+
     public async ValueTask DisposeAsync()
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
@@ -145,6 +148,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         app.MapGet(EmulatorMetricNames.JsonPath, () => Results.Text(JsonSerializer.Serialize(_metrics.Snapshot(), Json), "application/json"));
         app.MapGet(EmulatorMetricNames.HealthPath, () => Results.Json(new { status = "healthy", message = "Service is healthy." }));
         FaultAdminEndpoints.Map(app, _namespace, Options);
+        LatencyAdminEndpoint.Map(app, _namespace, Options);
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
         var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
         HttpEndpoint = new Uri(bound.Replace("[::]", Options.Host, StringComparison.Ordinal).Replace("0.0.0.0", Options.Host, StringComparison.Ordinal) + "/");

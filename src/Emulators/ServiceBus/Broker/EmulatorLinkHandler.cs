@@ -343,7 +343,8 @@ internal sealed class Namespace
     {
         Name = options.NamespaceName;
         Faults = new FaultInjector(options.TimeProvider);
-        Settings = new EmulatorSettings(options.SendLatency, options.ReceiveLatency, options.CompleteLatency, options.MaxMessageSizeBytes, options.TimeProvider) { Faults = Faults };
+        Latency = new LatencyModel(options.SendLatency, options.ReceiveLatency, options.CompleteLatency);
+        Settings = new EmulatorSettings(Latency, options.MaxMessageSizeBytes, options.TimeProvider) { Faults = Faults };
         Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey, options.TimeProvider);
         foreach (var queue in options.Queues)
         {
@@ -353,8 +354,8 @@ internal sealed class Namespace
             _entities[main.Path] = main;
             _entities[dlq.Path] = dlq;
             Queues.Add(main);
-            _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider);
-            _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
+            _management[main] = new ManagementNode(main, Latency, options.TimeProvider);
+            _management[dlq] = new ManagementNode(dlq, Latency, options.TimeProvider);
         }
 
         foreach (var topicOptions in options.Topics)
@@ -363,7 +364,7 @@ internal sealed class Namespace
             var topic = new QueueEntity(topicOptions.AsQueue(), Settings, new Metrics.QueueMetrics(), deadLetterQueue: null, router.Distribute);
             _entities[topic.Path] = topic;
             Queues.Add(topic);
-            _management[topic] = new ManagementNode(topic, options.CompleteLatency, options.TimeProvider);
+            _management[topic] = new ManagementNode(topic, Latency, options.TimeProvider);
             foreach (var subscriptionOptions in topicOptions.Subscriptions)
             {
                 var queue = subscriptionOptions.AsQueue(topicOptions.Name);
@@ -375,8 +376,8 @@ internal sealed class Namespace
                 _entities[main.Path] = main;
                 _entities[dlq.Path] = dlq;
                 Queues.Add(main);
-                _management[main] = new ManagementNode(main, options.CompleteLatency, options.TimeProvider, subscription);
-                _management[dlq] = new ManagementNode(dlq, options.CompleteLatency, options.TimeProvider);
+                _management[main] = new ManagementNode(main, Latency, options.TimeProvider, subscription);
+                _management[dlq] = new ManagementNode(dlq, Latency, options.TimeProvider);
             }
         }
 
@@ -388,6 +389,9 @@ internal sealed class Namespace
     public string Name { get; }
 
     public EmulatorSettings Settings { get; }
+
+    /// <summary>The round trips added to sends, receives and settlements (<c>/_emulator/latency</c> replaces them).</summary>
+    public LatencyModel Latency { get; }
 
     /// <summary>The faults injected into the namespace's operations (rules set at start and at run time).</summary>
     public FaultInjector Faults { get; }

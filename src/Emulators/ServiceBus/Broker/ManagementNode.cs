@@ -13,7 +13,7 @@ namespace DroneDelivery.Emulators.ServiceBus.Broker;
 /// <c>session-id</c>, and what needs the session's lock is refused with 410 session-lock-lost when the requesting
 /// connection does not hold it.
 /// </summary>
-internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatency, TimeProvider time, Subscription? subscription = null)
+internal sealed class ManagementNode(QueueEntity entity, LatencyModel latency, TimeProvider time, Subscription? subscription = null)
 {
     private const string AddRuleOperation = "com.microsoft:add-rule";
     private const string RemoveRuleOperation = "com.microsoft:remove-rule";
@@ -30,7 +30,7 @@ internal sealed class ManagementNode(QueueEntity entity, TimeSpan completeLatenc
 
         var operation = request.ApplicationProperties.Text(ServiceBusAmqpNames.ManagementOperationKey);
         var body = (request.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
-        if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && completeLatency > TimeSpan.Zero)
+        if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && latency.Complete is var completeLatency && completeLatency > TimeSpan.Zero)
         {
             _ = Task.Delay(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body, state)), TaskScheduler.Default);
             return;

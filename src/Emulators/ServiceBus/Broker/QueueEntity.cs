@@ -1309,9 +1309,15 @@ internal sealed class QueueEntity
 internal sealed record DeliveryContext(QueueEntity Entity, BrokeredMessage Message, Guid Token);
 
 /// <summary>Emulator-wide settings the entities need.</summary>
-internal sealed record EmulatorSettings(TimeSpan SendLatency, TimeSpan ReceiveLatency, TimeSpan CompleteLatency, long MaxMessageSizeBytes, TimeProvider Time)
+internal sealed record EmulatorSettings(LatencyModel Latency, long MaxMessageSizeBytes, TimeProvider Time)
 {
     public DateTime UtcNow => Time.GetUtcNow().UtcDateTime;
+
+    public TimeSpan SendLatency => Latency.Send;
+
+    public TimeSpan ReceiveLatency => Latency.Receive;
+
+    public TimeSpan CompleteLatency => Latency.Complete;
 
     /// <summary>The faults injected into the entities' operations.</summary>
     public FaultInjector Faults { get; init; } = new(Time);

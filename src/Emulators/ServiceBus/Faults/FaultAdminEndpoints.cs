@@ -107,12 +107,12 @@ internal static class FaultAdminEndpoints
     private static ServiceBusFaultState State(Namespace ns) => new(ns.Faults.Options, ns.Faults.Gate.HeldUntil, ns.Faults.Counts());
 
     /// <summary>Null when the request carries a valid signature made with the namespace's key, else the 401 to answer.</summary>
-    private static IResult? Refusal(HttpRequest request, ServiceBusEmulatorOptions options)
+    internal static IResult? Refusal(HttpRequest request, ServiceBusEmulatorOptions options, string what = "Changing faults")
     {
         var header = request.Headers.Authorization.ToString();
         var token = SharedAccessSignature.TryParse(header);
         var problem = token is null
-            ? "Changing faults needs 'Authorization: SharedAccessSignature sr=…&sig=…&se=…&skn=…', signed with the namespace's key."
+            ? $"{what} needs 'Authorization: SharedAccessSignature sr=…&sig=…&se=…&skn=…', signed with the namespace's key."
             : !string.Equals(token.KeyName, options.SharedAccessKeyName, StringComparison.Ordinal) || !token.IsSignedWith(options.SharedAccessKey)
                 ? $"The signature does not match key '{token.KeyName}'."
                 : token.ExpiresOn <= options.TimeProvider.GetUtcNow()

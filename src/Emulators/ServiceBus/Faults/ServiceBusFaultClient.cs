@@ -4,8 +4,8 @@ using DroneDelivery.Emulators.ServiceBus.Broker;
 namespace DroneDelivery.Emulators.ServiceBus.Faults;
 
 /// <summary>
-/// Switches an emulator's faults on and off over its HTTP listener (<c>/_emulator/faults</c>), signing each change
-/// with the namespace's key as the endpoint requires.
+/// Switches an emulator's faults on and off and sets its latency over its HTTP listener (<c>/_emulator/faults</c>,
+/// <c>/_emulator/latency</c>), signing each change with the namespace's key as the endpoints require.
 /// </summary>
 public sealed class ServiceBusFaultClient(HttpClient http, string keyName, string key)
 {
@@ -29,7 +29,14 @@ public sealed class ServiceBusFaultClient(HttpClient http, string keyName, strin
     public Task<ServiceBusFaultState> ResumeAsync(CancellationToken cancellationToken = default) =>
         SendAsync(HttpMethod.Delete, FaultAdminEndpoints.Path + "/pause", null, cancellationToken);
 
-    private async Task<ServiceBusFaultState> SendAsync(HttpMethod method, string path, HttpContent? content, CancellationToken cancellationToken)
+    /// <summary>Replaces the round trips the emulator adds to sends, receives and settlements.</summary>
+    public Task<ServiceBusLatencyState> SetLatencyAsync(ServiceBusLatencyState latency, CancellationToken cancellationToken = default) =>
+        SendAsync<ServiceBusLatencyState>(HttpMethod.Put, LatencyAdminEndpoint.Path, JsonContent.Create(latency, options: FaultAdminEndpoints.Json), cancellationToken);
+
+    private Task<ServiceBusFaultState> SendAsync(HttpMethod method, string path, HttpContent? content, CancellationToken cancellationToken) =>
+        SendAsync<ServiceBusFaultState>(method, path, content, cancellationToken);
+
+    private async Task<T> SendAsync<T>(HttpMethod method, string path, HttpContent? content, CancellationToken cancellationToken)
     {
         using var request = new HttpRequestMessage(method, path) { Content = content };
         var token = SharedAccessSignature.Create(http.BaseAddress?.ToString() ?? "emulator", keyName, key, TimeSpan.FromMinutes(10)).ToString();
@@ -43,7 +50,7 @@ public sealed class ServiceBusFaultClient(HttpClient http, string keyName, strin
                 response.StatusCode);
         }
 
-        return await response.Content.ReadFromJsonAsync<ServiceBusFaultState>(FaultAdminEndpoints.Json, cancellationToken).ConfigureAwait(false)
-            ?? throw new InvalidDataException("The emulator answered no fault state.");
+        return await response.Content.ReadFromJsonAsync<T>(FaultAdminEndpoints.Json, cancellationToken).ConfigureAwait(false)
+            ?? throw new InvalidDataException($"The emulator answered {path} with nothing.");
     }
 }
