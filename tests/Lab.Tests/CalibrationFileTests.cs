@@ -57,7 +57,10 @@ public sealed class CalibrationFileTests : IDisposable
     [InlineData("""{ "quickReplicaDivisor": 1.5 }""", "quickReplicaDivisor")]
     [InlineData("""{ "cosmosLatency": { "fixedMilliseconds": -5, "perDocumentMilliseconds": 0, "throttledMilliseconds": 1 } }""", "cosmosLatency.fixedMilliseconds")]
     [InlineData("""{ "serviceBusLatency": { "sendMilliseconds": 1 } }""", "receiveMilliseconds")]
-    [InlineData("""{ "invoiceTimeout": "00:00:00" }""", "invoiceTimeout must be above 0")]
+    [InlineData("""{ "invoiceTimeoutMargin": 0.5 }""", "invoiceTimeoutMargin must be at least 1")]
+    [InlineData("""{ "cpuBudgetShare": 1.5 }""", "cpuBudgetShare must be at least 0.05 and at most 1")]
+    [InlineData("""{ "minimumScale": 0 }""", "minimumScale must be at least 0.01")]
+    [InlineData("""{ "cosmosLatency": { "exponentialMeanMilliseconds": -1 } }""", "cosmosLatency.exponentialMeanMilliseconds must be at least 0")]
     [InlineData("""{ "invoiceRatePerUser": 2 """, "bad.json")]
     public void A_bad_file_is_refused_naming_the_file_and_the_setting(string json, string named)
     {

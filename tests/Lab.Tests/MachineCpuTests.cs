@@ -5,13 +5,14 @@ namespace DroneDelivery.Lab.Tests;
 public sealed class MachineCpuTests
 {
     [Fact]
-    public void The_aggregate_line_of_proc_stat_gives_busy_and_steal_seconds()
+    public void The_aggregate_line_of_proc_stat_gives_busy_niced_and_steal_seconds()
     {
         // user nice system idle iowait irq softirq steal guest guest_nice, in 1/100 s
         var cpu = MachineCpu.Parse("cpu  1000 50 250 9000 30 7 13 40 0 0");
 
         Assert.NotNull(cpu);
-        Assert.Equal(13.0, cpu.Value.Busy, precision: 6);
+        Assert.Equal(12.5, cpu.Value.Busy, precision: 6);
+        Assert.Equal(0.5, cpu.Value.Niced, precision: 6);
         Assert.Equal(0.4, cpu.Value.Steal, precision: 6);
         Assert.Null(MachineCpu.Parse("cpu0 1 2 3 4 5 6 7 8"));
         Assert.Null(MachineCpu.Parse(null));
@@ -30,6 +31,7 @@ public sealed class MachineCpuTests
         var after = MachineCpu.Read();
 
         Assert.NotNull(before);
-        Assert.True((after!.Value - before!.Value).Busy > 0);
+        var spent = after!.Value - before!.Value;
+        Assert.True(spent.Busy + spent.Niced > 0);
     }
 }

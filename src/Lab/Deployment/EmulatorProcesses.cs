@@ -107,8 +107,39 @@ internal sealed class CosmosEmulatorProcess : IAsyncDisposable
         await _http.GetFromJsonAsync<CosmosMetrics>("/_emulator/metrics?seconds=3600", Web, cancellationToken).ConfigureAwait(false)
         ?? throw new InvalidDataException("The Cosmos DB emulator returned no metrics.");
 
+    /// <summary>
+    /// Replaces a container's offer with <paramref name="requestUnitsPerSecond"/>, as a client replaces it on Azure
+    /// (the official SDK, Gateway mode). The lab's model scale may take it below Azure's minimum of 400 RU/s, which
+    /// the emulator allows and the seed command, made for Azure too, refuses.
+    /// </summary>
+    public async Task ReplaceThroughputAsync(string databaseId, string containerId, int requestUnitsPerSecond, CancellationToken cancellationToken)
+    {
+        _client ??= new Microsoft.Azure.Cosmos.CosmosClient(ConnectionString, new Microsoft.Azure.Cosmos.CosmosClientOptions
+        {
+            ConnectionMode = Microsoft.Azure.Cosmos.ConnectionMode.Gateway,
+            LimitToEndpoint = true,
+        });
+        await _client.GetContainer(databaseId, containerId).ReplaceThroughputAsync(requestUnitsPerSecond, cancellationToken: cancellationToken).ConfigureAwait(false);
+    }
+
+    private Microsoft.Azure.Cosmos.CosmosClient? _client;
+
+    /// <summary>Replaces the latency model of every container (<c>PUT /_emulator/latency</c>, signed with the account key).</summary>
+    public async Task SetLatencyAsync(LatencyOptions latency, CancellationToken cancellationToken)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Put, "/_emulator/latency") { Content = JsonContent.Create(latency, options: Web) };
+        request.Headers.TryAddWithoutValidation("x-emulator-key", CosmosEmulatorOptions.WellKnownAccountKey);
+        using var response = await _http.SendAsync(request, cancellationToken).ConfigureAwait(false);
+        if (!response.IsSuccessStatusCode)
+        {
+            throw new InvalidOperationException(
+                $"The Cosmos DB emulator refused the latency model ({(int)response.StatusCode}): {await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false)}");
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
+        _client?.Dispose();
         _http.Dispose();
         await _process.DisposeAsync().ConfigureAwait(false);
     }
@@ -169,6 +200,11 @@ internal sealed class ServiceBusEmulatorProcess : IAsyncDisposable
     public async Task<ServiceBusMetrics> MetricsAsync(CancellationToken cancellationToken) =>
         await _http.GetFromJsonAsync<ServiceBusMetrics>(Emulators.ServiceBus.Metrics.EmulatorMetricNames.JsonPath, Web, cancellationToken).ConfigureAwait(false)
         ?? throw new InvalidDataException("The Service Bus emulator returned no metrics.");
+
+    /// <summary>Replaces the round trips the emulator adds (<c>PUT /_emulator/latency</c>, signed with the namespace's key).</summary>
+    public Task SetLatencyAsync(ServiceBusLatency latency, CancellationToken cancellationToken) =>
+        new Emulators.ServiceBus.Faults.ServiceBusFaultClient(_http, Emulators.ServiceBus.ServiceBusEmulatorOptions.DefaultKeyName, Emulators.ServiceBus.ServiceBusEmulatorOptions.DevelopmentKey)
+            .SetLatencyAsync(new(latency.SendMilliseconds, latency.ReceiveMilliseconds, latency.CompleteMilliseconds), cancellationToken);
 
     public async ValueTask DisposeAsync()
     {

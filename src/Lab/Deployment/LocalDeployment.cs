@@ -1,6 +1,7 @@
 using System.Globalization;
 using DroneDelivery.Access;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
+using DroneDelivery.Lab.Scenarios;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LocalSystem;
 
@@ -55,7 +56,9 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     private readonly DeploymentOptions _options;
     private readonly Dictionary<ServiceKind, ReplicaSet> _services = [];
+    /// <summary>Each container's RU/s as the chart gives it; the emulator holds them times the model scale.</summary>
     private readonly Dictionary<string, int> _throughput = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, int> _provisioned = new(StringComparer.Ordinal);
     private string? _redisMaxMemory;
     private string? _redisPolicy;
 
@@ -66,8 +69,15 @@ internal sealed class LocalDeployment : IAsyncDisposable
         foreach (var container in options.Containers)
         {
             _throughput[container.Id] = container.Throughput;
+            _provisioned[container.Id] = container.Throughput;
         }
     }
+
+    /// <summary>
+    /// The model scale the emulated cloud runs at (<see cref="ModelScale"/>): 1 until <see cref="SetScaleAsync"/>
+    /// changes it. The Cosmos DB emulator starts at scale 1 (seeding and the machine probe run there).
+    /// </summary>
+    public ModelScale Scale { get; private set; } = ModelScale.One;
 
     public CosmosEmulatorProcess Cosmos { get; }
 
@@ -153,8 +163,9 @@ internal sealed class LocalDeployment : IAsyncDisposable
     /// Moves the system to <paramref name="step"/>'s configuration. With <paramref name="fresh"/> the
     /// broker restarts empty (and with it Ingestion and the Workflow, whose connections change) and the
     /// cache is emptied (a clean run of the step); other services restart only when the step changes them.
+    /// Returns whether any process started (a new one needs warming up).
     /// </summary>
-    public async Task ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
+    public async Task<bool> ApplyAsync(Step step, bool fresh, CancellationToken cancellationToken)
     {
         var restart = new HashSet<ServiceKind>();
         _issuer ??= IssuerFor(step);
@@ -173,7 +184,7 @@ internal sealed class LocalDeployment : IAsyncDisposable
             }
 
             _options.Log($"starting the Service Bus emulator ({string.Join(", ", queues.Select(q => $"{q.Name}: lock {q.LockDuration}, max deliveries {q.MaxDeliveryCount}"))})");
-            ServiceBus = await ServiceBusEmulatorProcess.StartAsync(queues, _options.ServiceBusLatency, _options.WorkDirectory, cancellationToken).ConfigureAwait(false);
+            ServiceBus = await ServiceBusEmulatorProcess.StartAsync(queues, Scale.ServiceBus(_options.ServiceBusLatency), _options.WorkDirectory, cancellationToken).ConfigureAwait(false);
             restart.UnionWith([ServiceKind.Ingestion, ServiceKind.Workflow]);
         }
 
@@ -224,6 +235,30 @@ internal sealed class LocalDeployment : IAsyncDisposable
         await Task.WhenAll(deployments).ConfigureAwait(false);
 
         Prometheus?.UpdateTargets(this);
+        return deployments.Count > 0 || restart.Count > 0;
+    }
+
+    /// <summary>
+    /// Runs the emulated cloud at <paramref name="scale"/> from now on: both emulators' injected latencies divided
+    /// by it and every container's RU/s multiplied by it (the chart's values, times the scale). The load's rates
+    /// and the users' patience follow <see cref="Scale"/> where the scenarios build them.
+    /// </summary>
+    public async Task SetScaleAsync(ModelScale scale, CancellationToken cancellationToken)
+    {
+        if (scale == Scale)
+        {
+            return;
+        }
+
+        Scale = scale;
+        _options.Log($"the emulated cloud runs at scale {scale}: RU/s × {scale}, injected latencies ÷ {scale}");
+        await Cosmos.SetLatencyAsync(scale.Cosmos(_options.CosmosLatency), cancellationToken).ConfigureAwait(false);
+        if (ServiceBus is not null)
+        {
+            await ServiceBus.SetLatencyAsync(scale.ServiceBus(_options.ServiceBusLatency), cancellationToken).ConfigureAwait(false);
+        }
+
+        await ProvisionAsync(cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Kills redis-server with <c>kill -9</c>; <see cref="RestartRedisAsync"/> starts it again.</summary>
@@ -299,27 +334,36 @@ internal sealed class LocalDeployment : IAsyncDisposable
     /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
     internal IReadOnlyList<QueueSpec> Queues(Step step) => QueueSpec.Of(step, _options.TimeScale);
 
-    private async Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
+    /// <summary>Takes the step's RU/s for each container that declares them, and provisions what changed.</summary>
+    private Task ApplyThroughputAsync(Step step, CancellationToken cancellationToken)
     {
         foreach (var container in _options.Containers)
         {
             var values = step.CosmosContainer(container.Id);
-            if (!values.TryGetValue("throughput", out var raw) || raw is null)
+            if (values.TryGetValue("throughput", out var raw) && raw is not null)
+            {
+                _throughput[container.Id] = int.Parse(raw.ToString()!, CultureInfo.InvariantCulture);
+            }
+        }
+
+        return ProvisionAsync(cancellationToken);
+    }
+
+    /// <summary>Replaces the offer of each container whose RU/s at the model scale changed: at run time, as on Azure.</summary>
+    private async Task ProvisionAsync(CancellationToken cancellationToken)
+    {
+        foreach (var container in _options.Containers)
+        {
+            var chart = _throughput[container.Id];
+            var throughput = Scale.Throughput(chart, container.PhysicalPartitions);
+            if (_provisioned[container.Id] == throughput)
             {
                 continue;
             }
 
-            var throughput = int.Parse(raw.ToString()!, CultureInfo.InvariantCulture);
-            if (_throughput[container.Id] == throughput)
-            {
-                continue;
-            }
-
-            _options.Log($"setting {container.Id} to {throughput} RU/s");
-            await SeedAsync(
-                ["--provision-only", "--container", container.Id, "--partition-key-path", container.PartitionKeyPath, "--throughput", throughput.ToString(CultureInfo.InvariantCulture)],
-                cancellationToken).ConfigureAwait(false);
-            _throughput[container.Id] = throughput;
+            _options.Log(throughput == chart ? $"setting {container.Id} to {throughput} RU/s" : $"setting {container.Id} to {throughput} RU/s ({chart} RU/s at scale {Scale})");
+            await Cosmos.ReplaceThroughputAsync(_options.CosmosDatabaseId, container.Id, throughput, cancellationToken).ConfigureAwait(false);
+            _provisioned[container.Id] = throughput;
         }
     }
 

@@ -76,46 +76,79 @@ internal sealed record StepResult
 
     /// <summary>
     /// Cores the rest of the machine (processes the lab did not start, and a hypervisor's steal) took on
-    /// average during the step. A steady slowdown — other busy processes sharing the cores — never stops
-    /// the lab's timer, but its figures then show the machine as much as a stall does.
+    /// average during the step. They are not the system's to use: the step's <see cref="Budget"/> leaves them out.
     /// </summary>
     public double OtherCores { get; init; }
 
-    /// <summary>Other processes taking this many cores on average mark the step as disturbed (a quiet machine takes a few hundredths).</summary>
-    public const double DisturbedAtOtherCores = 0.5;
-
-    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds || OtherCores >= DisturbedAtOtherCores;
+    /// <summary>A stall (<see cref="DisturbedAfterSeconds"/>) marks the step as disturbed: its figures show the machine standing still.</summary>
+    public bool Disturbed => LongestStallSeconds >= DisturbedAfterSeconds;
 
     /// <summary>What disturbed the step, for the console and the report; empty when nothing did.</summary>
-    public string Disturbance => DescribeDisturbance(LongestStallSeconds, OtherCores);
+    public string Disturbance => DescribeDisturbance(LongestStallSeconds);
 
     /// <summary>
-    /// Set when an earlier attempt at this step was disturbed and the step was measured again: that
-    /// attempt's longest stall, in seconds. These figures are the second attempt's.
+    /// Set when an earlier attempt at this step was disturbed or machine-bound and the step was measured again:
+    /// that attempt's longest stall, in seconds. These figures are the later attempt's.
     /// </summary>
     public double? EarlierAttemptStallSeconds { get; init; }
 
-    /// <summary>With <see cref="EarlierAttemptStallSeconds"/>: the cores other processes took during the earlier attempt.</summary>
-    public double? EarlierAttemptOtherCores { get; init; }
+    /// <summary>With <see cref="EarlierAttemptStallSeconds"/>: why the earlier attempt was not kept.</summary>
+    public string? EarlierAttemptReason { get; init; }
 
-    /// <summary>What disturbed the earlier attempt; empty when there was none.</summary>
-    public string EarlierAttemptDisturbance =>
-        EarlierAttemptStallSeconds is { } stall ? DescribeDisturbance(stall, EarlierAttemptOtherCores ?? 0) : string.Empty;
+    internal static string DescribeDisturbance(double stallSeconds) =>
+        stallSeconds >= DisturbedAfterSeconds
+            ? string.Create(CultureInfo.InvariantCulture, $"the machine stood still for up to {stallSeconds:0.0} s (the lab's 1 s timer fired that late)")
+            : string.Empty;
 
-    internal static string DescribeDisturbance(double stallSeconds, double otherCores)
+    /// <summary>
+    /// The model scale the step ran at: every rate of the emulated cloud and its users (RU/s, arrivals) times
+    /// it, every injected latency divided by it (<c>ModelScale</c>). Rates ÷ scale and latencies × scale are
+    /// the article-equivalent figures.
+    /// </summary>
+    public double Scale { get; init; } = 1;
+
+    /// <summary>Successful requests per second the article's system would have served: <see cref="Throughput"/> ÷ <see cref="Scale"/>.</summary>
+    public double ArticleThroughput => Throughput / Scale;
+
+    /// <summary>The average latency at the article's speed: <see cref="AverageLatencyMs"/> × <see cref="Scale"/>.</summary>
+    public double ArticleAverageLatencyMs => AverageLatencyMs * Scale;
+
+    /// <summary>The whole system's CPU at the step's busiest <see cref="CpuBudget.WindowSeconds"/> seconds, in cores.</summary>
+    public double SystemCpuPeakCores { get; init; }
+
+    /// <summary>The whole system's CPU over the step, on average, in cores.</summary>
+    public double SystemCpuAverageCores { get; init; }
+
+    /// <summary>What the system could use in this step; null where it was not measured.</summary>
+    public CpuBudget? Budget { get; init; }
+
+    /// <summary>A service whose thread pool stayed saturated during the step, described; null when none did.</summary>
+    public string? ThreadPoolSaturation { get; init; }
+
+    /// <summary>
+    /// The machine, not the model, decided the step's figures: the system took more than its CPU budget at the
+    /// step's peak, or a thread pool queued work for want of a core. Its verdicts are shown, not judged.
+    /// </summary>
+    public bool MachineBound => MachineBoundReason.Length > 0;
+
+    /// <summary>Why the step is machine-bound; empty when it is not.</summary>
+    public string MachineBoundReason
     {
-        var causes = new List<string>();
-        if (stallSeconds >= DisturbedAfterSeconds)
+        get
         {
-            causes.Add(string.Create(CultureInfo.InvariantCulture, $"the machine stood still for up to {stallSeconds:0.0} s (the lab's 1 s timer fired that late)"));
-        }
+            var causes = new List<string>();
+            if (Budget is { } budget && SystemCpuPeakCores > budget.LimitCores)
+            {
+                causes.Add(string.Create(CultureInfo.InvariantCulture, $"the system took {SystemCpuPeakCores:0.00} cores at its busiest {CpuBudget.WindowSeconds} s, above its budget of {budget.Describe()}"));
+            }
 
-        if (otherCores >= DisturbedAtOtherCores)
-        {
-            causes.Add(string.Create(CultureInfo.InvariantCulture, $"other processes took {otherCores:0.00} of the machine's {Environment.ProcessorCount} cores on average"));
-        }
+            if (ThreadPoolSaturation is { } saturation)
+            {
+                causes.Add(saturation);
+            }
 
-        return string.Join(" and ", causes);
+            return string.Join("; ", causes);
+        }
     }
 
     public CosmosFigures? Cosmos { get; init; }

@@ -17,6 +17,9 @@ internal sealed record ThreadPoolSample(double Second, string Component, double 
 /// <summary>How late the sampler's one-second timer fired at one second: time the lab, or the whole machine, stood still.</summary>
 internal sealed record StallSample(double Second, double Seconds);
 
+/// <summary>CPU the whole system took in one second — every process the lab started and the lab itself (load driver, balancers) — in cores.</summary>
+internal sealed record SystemCpuSample(double Second, double Cores);
+
 /// <summary>
 /// CPU the rest of the machine took in one second, in cores: processes the lab did not start
 /// (<paramref name="OtherCores"/>) and a hypervisor (<paramref name="StealCores"/>). Both slow the lab
@@ -46,6 +49,7 @@ internal sealed class SystemSampler : IAsyncDisposable
     private readonly ConcurrentQueue<MemorySample> _memory = new();
     private readonly ConcurrentQueue<StallSample> _stalls = new();
     private readonly ConcurrentQueue<OtherLoadSample> _otherLoad = new();
+    private readonly ConcurrentQueue<SystemCpuSample> _systemCpu = new();
     private readonly Task _cpuLoop;
     private readonly Task _scrapeLoop;
 
@@ -71,11 +75,17 @@ internal sealed class SystemSampler : IAsyncDisposable
     /// <summary>CPU the rest of the machine took, once a second (none where /proc/stat cannot be read).</summary>
     public IReadOnlyList<OtherLoadSample> OtherLoad => [.. _otherLoad];
 
+    /// <summary>CPU the whole system took, once a second: what the CPU budget of a step is held to.</summary>
+    public IReadOnlyList<SystemCpuSample> SystemCpu => [.. _systemCpu];
+
     /// <summary>CPU time used so far by each component's current processes, and by the lab itself (<c>lab</c>: load driver and balancers).</summary>
-    public IReadOnlyDictionary<string, TimeSpan> CpuTimeByComponent()
+    public IReadOnlyDictionary<string, TimeSpan> CpuTimeByComponent() => CpuTimeByComponent(_deployment);
+
+    /// <inheritdoc cref="CpuTimeByComponent()"/>
+    public static IReadOnlyDictionary<string, TimeSpan> CpuTimeByComponent(LocalDeployment deployment)
     {
         var totals = new Dictionary<string, TimeSpan>(StringComparer.Ordinal) { [LabComponent] = LabProcessorTime() };
-        foreach (var (component, process) in _deployment.Processes())
+        foreach (var (component, process) in deployment.Processes())
         {
             totals[component] = totals.GetValueOrDefault(component) + process.TotalProcessorTime;
         }
@@ -159,6 +169,11 @@ internal sealed class SystemSampler : IAsyncDisposable
                 var labNow = LabProcessorTime();
                 ours += labNow - labBefore;
                 labBefore = labNow;
+                if (primed)
+                {
+                    _systemCpu.Enqueue(new SystemCpuSample(now.TotalSeconds, ours.TotalSeconds / (_clock.Elapsed - machineAt).TotalSeconds));
+                }
+
                 var machineNow = MachineCpu.Read();
                 // The first sweep has no earlier reading of the processes, so their CPU cannot be told apart yet.
                 if (primed && machineNow is { } machineReading && machineBefore is { } machineThen)
@@ -168,7 +183,7 @@ internal sealed class SystemSampler : IAsyncDisposable
                     var spent = machineReading - machineThen;
                     _otherLoad.Enqueue(new OtherLoadSample(
                         now.TotalSeconds,
-                        Math.Max(0, spent.Busy - ours.TotalSeconds) / interval,
+                        Math.Max(0, spent.Competing - ours.TotalSeconds) / interval,
                         Math.Max(0, spent.Steal) / interval));
                 }
 

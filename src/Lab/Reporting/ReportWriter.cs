@@ -39,17 +39,18 @@ internal static partial class ReportWriter
         var ids = steps.Select(s => s.Step.Id).ToList();
         if (outcome.Scenario is GatewayScenario)
         {
-            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-throughput.svg", "Throughput per step (successful req/s)", ids,
-                [("measured here", [.. steps.Select(s => (double?)s.Throughput)]), ("article", [.. ids.Select(id => Article(outcome, "throughput (req/s)", id))])], "req/s");
-            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-latency.svg", "Average latency per step (ms)", ids,
-                [("measured here", [.. steps.Select(s => (double?)s.AverageLatencyMs)]), ("article", [.. ids.Select(id => Article(outcome, "average latency (ms)", id))])], "ms");
+            // Beside the article's figures, ours at the article's speed: throughput ÷ scale, latency × scale.
+            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-throughput.svg", "Throughput per step (successful req/s, article-equivalent)", ids,
+                [(HereLabel(steps), [.. steps.Select(s => (double?)s.ArticleThroughput)]), ("article", [.. ids.Select(id => Article(outcome, "throughput (req/s)", id))])], "req/s");
+            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-latency.svg", "Average latency per step (ms, article-equivalent)", ids,
+                [(HereLabel(steps), [.. steps.Select(s => (double?)s.ArticleAverageLatencyMs)]), ("article", [.. ids.Select(id => Article(outcome, "average latency (ms)", id))])], "ms");
             yield return Charts.Bars($"{outcome.Scenario.Id}-summary-ru.svg", "Request units and Cosmos DB calls per operation", ids,
                 [("RU per operation", [.. steps.Select(s => (double?)s.Cosmos?.RequestUnitsPerOperation)]), ("calls per operation", [.. steps.Select(s => (double?)s.Cosmos?.CallsPerOperation)])], "per operation");
         }
         else
         {
-            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-completions.svg", "Peak completions per second (5-second bins)", ids,
-                [("measured here", [.. steps.Select(s => (double?)s.Pipeline?.MaxCompletionsPerSecond)])], "messages/s");
+            yield return Charts.Bars($"{outcome.Scenario.Id}-summary-completions.svg", "Peak completions per second (5-second bins, article-equivalent)", ids,
+                [(HereLabel(steps), [.. steps.Select(s => s.Pipeline?.MaxCompletionsPerSecond / s.Scale)])], "messages/s");
             yield return Charts.Bars($"{outcome.Scenario.Id}-summary-failures.svg", "Dead-letters, lock-lost settlements and Redis OOM errors", ids,
                 [("dead-lettered", [.. steps.Select(s => (double?)s.Pipeline?.DeadLettered)]), ("lock lost", [.. steps.Select(s => (double?)s.Pipeline?.LockLost)]), ("Redis OOM", [.. steps.Select(s => (double?)s.Pipeline?.RedisOutOfMemoryErrors)])], "count");
         }
@@ -67,6 +68,10 @@ internal static partial class ReportWriter
             yield return chart;
         }
     }
+
+    /// <summary>"measured here", or with the scale when the steps did not run at 1.</summary>
+    private static string HereLabel(IReadOnlyList<StepResult> steps) =>
+        steps.All(s => s.Scale == 1) ? "measured here" : "measured here, at the article's speed";
 
     private static IEnumerable<ChartSpec> StepCharts(StepResult result)
     {
@@ -142,12 +147,18 @@ internal static partial class ReportWriter
         md.AppendLine("## Verdicts").AppendLine();
         foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
         {
-            md.AppendLine(CultureInfo.InvariantCulture, $"- {(verdict.Passed ? "✅" : verdict.Required ? "❌" : "ℹ️")} **{verdict.StepId}** {verdict.Expectation} — {verdict.Measured}");
+            md.AppendLine(CultureInfo.InvariantCulture, $"- {(verdict.NotJudgedBecause is not null ? "⏸️" : verdict.Passed ? "✅" : verdict.Required ? "❌" : "ℹ️")} **{verdict.StepId}** {verdict.Expectation} — {verdict.Measured}{(verdict.NotJudgedBecause is { } why ? $" (not judged: {why})" : string.Empty)}");
+        }
+
+        foreach (var bound in LabRunner.MachineBoundSteps(outcomes))
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"- ⚠️ **{bound.Step.Label} machine-bound** — {LabRunner.MachineBoundNote(bound)}");
         }
 
         foreach (var outcome in outcomes)
         {
             md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"## Scenario {outcome.Scenario.Id}: {outcome.Scenario.Title}").AppendLine();
+            AppendScale(md, outcome);
             var ids = outcome.Steps.Select(s => s.Step.Id).ToList();
             md.AppendLine("| metric | " + string.Join(" | ", ids.Select(id => $"{id} article | {id} here")) + " |");
             md.AppendLine("|---|" + string.Concat(ids.Select(_ => "---|---|")));
@@ -183,9 +194,15 @@ internal static partial class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"End-to-end completion (202 → delivery scheduled): {completion.Latency.TotalCount:N0} followed, p50 {completion.Latency.GetValueAtPercentile(50) / 1000.0:0} ms, p99 {completion.Latency.GetValueAtPercentile(99) / 1000.0:0} ms.");
                 }
 
-                if (step.EarlierAttemptStallSeconds is not null)
+                md.AppendLine(CultureInfo.InvariantCulture, $"Machine: {LabRunner.CpuLine(step)}; on average {step.SystemCpuAverageCores:0.00} cores.");
+                if (step.EarlierAttemptReason is { } earlier)
                 {
-                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: during the first attempt {step.EarlierAttemptDisturbance} (its load files are in `load-disturbed/`); these are the second attempt's figures.").AppendLine();
+                    md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"> Measured twice: {earlier} (the first attempt's load files are in `load-earlier/`); these are the second attempt's figures.").AppendLine();
+                }
+
+                if (step.MachineBound)
+                {
+                    md.AppendLine().AppendLine("> **Machine-bound.** " + LabRunner.MachineBoundNote(step)).AppendLine();
                 }
 
                 if (step.Disturbed)
@@ -226,6 +243,28 @@ internal static partial class ReportWriter
 
     private const string GatewayScenarioOperation = "GetDroneUtilization";
 
+    /// <summary>The scale the scenario ran at, why, and what the probe measured.</summary>
+    private static void AppendScale(StringBuilder md, ScenarioOutcome outcome)
+    {
+        if (outcome.Scale is not { } choice)
+        {
+            return;
+        }
+
+        md.AppendLine(CultureInfo.InvariantCulture, $"**Model scale {choice.Scale}.** {choice.Reason}.");
+        if (choice.Probe is { } probe)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"Probe: {probe.Describe()}.");
+        }
+
+        if (choice.Scale.Value != 1)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"At scale {choice.Scale} the emulated cloud's rates (RU/s, the users' arrivals) are {choice.Scale} times the article's and its delays (injected latency, the users' patience) 1/{choice.Scale} times: a rate measured here ÷ {choice.Scale}, and a latency × {choice.Scale}, is the article-equivalent figure shown in brackets.");
+        }
+
+        md.AppendLine();
+    }
+
     private static string Html(IReadOnlyList<ScenarioOutcome> outcomes, LabRunOptions options, IReadOnlyList<ChartSpec> charts)
     {
         static string E(string text) => WebUtility.HtmlEncode(text);
@@ -237,8 +276,14 @@ internal static partial class ReportWriter
         html.AppendLine("<h2>Verdicts</h2><ul>");
         foreach (var verdict in outcomes.SelectMany(o => o.Verdicts))
         {
-            var css = verdict.Passed ? "pass" : verdict.Required ? "fail" : "note";
-            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"{css}\"><b>{(verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")} {E(verdict.StepId)}</b> {E(verdict.Expectation)} — {E(verdict.Measured)}</li>");
+            var css = verdict.NotJudgedBecause is not null ? "note" : verdict.Passed ? "pass" : verdict.Required ? "fail" : "note";
+            var mark = verdict.NotJudgedBecause is not null ? "skip" : verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note";
+            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"{css}\"><b>{mark} {E(verdict.StepId)}</b> {E(verdict.Expectation)} — {E(verdict.Measured)}{(verdict.NotJudgedBecause is { } why ? E($" (not judged: {why})") : string.Empty)}</li>");
+        }
+
+        foreach (var bound in LabRunner.MachineBoundSteps(outcomes))
+        {
+            html.AppendLine(CultureInfo.InvariantCulture, $"<li class=\"fail\"><b>machine-bound</b> {E(LabRunner.MachineBoundNote(bound))}</li>");
         }
 
         foreach (var disturbed in LabRunner.DisturbedSteps(outcomes))
@@ -249,7 +294,13 @@ internal static partial class ReportWriter
         html.AppendLine("</ul>");
         foreach (var outcome in outcomes)
         {
-            html.AppendLine(CultureInfo.InvariantCulture, $"<h2>Scenario {E(outcome.Scenario.Id)}: {E(outcome.Scenario.Title)}</h2><table><tr><th>metric</th>");
+            html.AppendLine(CultureInfo.InvariantCulture, $"<h2>Scenario {E(outcome.Scenario.Id)}: {E(outcome.Scenario.Title)}</h2>");
+            if (outcome.Scale is { } choice)
+            {
+                html.AppendLine(CultureInfo.InvariantCulture, $"<p><b>Model scale {E(choice.Scale.ToString())}.</b> {E(choice.Reason)}{(choice.Probe is { } probe ? E($" Probe: {probe.Describe()}.") : string.Empty)}</p>");
+            }
+
+            html.AppendLine("<table><tr><th>metric</th>");
             foreach (var step in outcome.Steps)
             {
                 html.AppendLine(CultureInfo.InvariantCulture, $"<th>{E(step.Step.Id)} article</th><th>{E(step.Step.Id)} here</th>");
@@ -276,6 +327,7 @@ internal static partial class ReportWriter
             foreach (var step in outcome.Steps)
             {
                 html.AppendLine(CultureInfo.InvariantCulture, $"<h3>{E(step.Step.Title)}</h3><pre>{E(step.Step.Header)}</pre>");
+                html.AppendLine(CultureInfo.InvariantCulture, $"<p class=\"{(step.MachineBound ? "fail" : "note")}\">Machine: {E(LabRunner.CpuLine(step))}.</p>");
                 foreach (var chart in charts.Where(ch => ch.FileName.StartsWith(step.Step.Id + "-", StringComparison.Ordinal)))
                 {
                     html.AppendLine(CultureInfo.InvariantCulture, $"<img src=\"charts/{E(chart.FileName)}\" alt=\"{E(chart.Title)}\">");
@@ -322,8 +374,26 @@ internal static partial class ReportWriter
                 longestStallSeconds = s.LongestStallSeconds,
                 otherCores = s.OtherCores,
                 earlierAttemptStallSeconds = s.EarlierAttemptStallSeconds,
-                earlierAttemptOtherCores = s.EarlierAttemptOtherCores,
+                earlierAttemptReason = s.EarlierAttemptReason,
+                scale = s.Scale,
+                articleThroughput = s.ArticleThroughput,
+                articleAverageLatencyMs = s.ArticleAverageLatencyMs,
+                systemCpuPeakCores = s.SystemCpuPeakCores,
+                systemCpuAverageCores = s.SystemCpuAverageCores,
+                cpuBudgetCores = s.Budget?.LimitCores,
+                machineBound = s.MachineBound,
+                machineBoundReason = s.MachineBound ? s.MachineBoundReason : null,
+                threadPoolSaturation = s.ThreadPoolSaturation,
             }),
+            scale = o.Scale is null ? null : new
+            {
+                value = o.Scale.Scale.Value,
+                reason = o.Scale.Reason,
+                probe = o.Scale.Probe,
+                latencyAboveModelMs = o.Scale.Probe?.LatencyAboveModelMs,
+                predictedPeakCores = o.Scale.PredictedPeakCores,
+                cpuBudgetCores = o.Scale.Budget?.LimitCores,
+            },
             verdicts = o.Verdicts,
             models = o.Predictions,
         }),

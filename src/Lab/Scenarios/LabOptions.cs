@@ -39,7 +39,7 @@ internal sealed record LabCalibration
         [NoLatencyProfile] = new()
         {
             Name = NoLatencyProfile,
-            CosmosLatency = new() { FixedMilliseconds = 0, PerDocumentMilliseconds = 0, ThrottledMilliseconds = 0 },
+            CosmosLatency = new() { FixedMilliseconds = 0, ExponentialMeanMilliseconds = 0, PerDocumentMilliseconds = 0, ThrottledMilliseconds = 0 },
             ServiceBusLatency = new(SendMilliseconds: 0, ReceiveMilliseconds: 0, CompleteMilliseconds: 0),
         },
     };
@@ -49,10 +49,12 @@ internal sealed record LabCalibration
     public string Name { get; init; } = DefaultProfile;
 
     /// <summary>
-    /// Latency of each Cosmos DB data-plane request. 60 ms per partition visited makes a serial
-    /// 9-partition fan-out cost ~550 ms (the case study's A2: 569 ms) and a parallel one ~60 ms.
+    /// Latency of each Cosmos DB data-plane request, per partition it visits: 20 ms plus an exponentially
+    /// distributed delay of mean 40 ms (a mean of 60 ms), plus 0.05 ms per document. A serial 9-partition
+    /// fan-out then takes about 540 ms (the case study's A2: 569 ms), and a parallel one waits for the slowest
+    /// of nine draws, about 20 + 40 × 2.83 ≈ 133 ms (A3 ÷ A2 about 0.25; the case study: 0.38).
     /// </summary>
-    public LatencyOptions CosmosLatency { get; init; } = new() { FixedMilliseconds = 60, PerDocumentMilliseconds = 0.05, ThrottledMilliseconds = 1 };
+    public LatencyOptions CosmosLatency { get; init; } = new() { FixedMilliseconds = 20, ExponentialMeanMilliseconds = 40, PerDocumentMilliseconds = 0.05, ThrottledMilliseconds = 1 };
 
     /// <summary>
     /// Service Bus round trips. Complete at 100 ms, between the case study's p50 (87 ms) and p95
@@ -93,15 +95,14 @@ internal sealed record LabCalibration
     public double InvoiceRatePerUser { get; init; } = 2.9;
 
     /// <summary>
-    /// How long an invoice user waits before giving up (a timeout, counted as an error). Well above A2's
-    /// serial fan-out (~0.57 s unloaded, 0.6–0.9 s under load on a 2-core machine), below what a throttled A1
-    /// takes once 40 users share its 31 queries/s (~1.3 s): A1's throughput falls while its users still rise,
-    /// as the article's did, to about the article's 19 invoices/s at about its 669 ms (20.8/s at 754 ms).
-    /// 0.8 s sat within a few hundred milliseconds of a serial fan-out's own latency, so a still-warming
-    /// process, a slower machine or a 250 ms pause timed out every invoice of A1 (1.3/s in one quiet run,
-    /// none at all on a busier one) and every invoice of A2 or A3 for seconds at a time.
+    /// How long an invoice user waits before giving up (a timeout, counted as an error), in multiples of the
+    /// modelled latency of the serial fan-out (the utilization container's partitions × the mean latency of one
+    /// partition, ÷ the model scale): 2 × 540 ms ≈ 1.1 s at scale 1. The margin is the model's, not a machine's:
+    /// well above what an unthrottled serial fan-out takes (A2), below what a throttled A1 takes once its 40
+    /// users share the 31 queries/s its 900 RU/s allow, so A1's throughput falls while its users still rise, as
+    /// the article's did.
     /// </summary>
-    public TimeSpan InvoiceTimeout { get; init; } = TimeSpan.FromSeconds(1);
+    public double InvoiceTimeoutMargin { get; init; } = 2;
 
     /// <summary>
     /// Delivery requests per second at the end of scenario B's ramp (it starts at 2): well above what the
@@ -116,6 +117,26 @@ internal sealed record LabCalibration
 
     /// <summary>Think time of each user of a steady delivery-request soak (scenario B's own load is an arrival rate).</summary>
     public TimeSpan DeliveryRequestThinkTime { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>
+    /// The share of the machine's cores — of what other processes leave of them — the system may use at the
+    /// busiest moment of a step (<see cref="Measurement.CpuBudget"/>). Below it the emulated cloud's limits decide
+    /// the figures; a step above it is machine-bound.
+    /// </summary>
+    public double CpuBudgetShare { get; init; } = 0.6;
+
+    /// <summary>
+    /// The share of the CPU budget the chosen scale aims the system's predicted peak at: the prediction rests on a
+    /// short probe at low load, so it keeps a margin below the budget a step is held to.
+    /// </summary>
+    public double ScaleCpuTarget { get; init; } = 0.75;
+
+    /// <summary>
+    /// The smallest model scale the lab runs at. Below it injected delays of a second or more stretch the warm-ups
+    /// and leave too few requests in a quick step to measure; a machine that would need less is told so before
+    /// anything is measured (exit code 4).
+    /// </summary>
+    public double MinimumScale { get; init; } = 0.1;
 
     public double TimeScale(LabMode mode) => mode == LabMode.Quick ? QuickTimeScale : 1;
 
@@ -141,6 +162,7 @@ internal sealed record LabCalibration
         else
         {
             Range("cosmosLatency.fixedMilliseconds", CosmosLatency.FixedMilliseconds, 0, 60_000);
+            Range("cosmosLatency.exponentialMeanMilliseconds", CosmosLatency.ExponentialMeanMilliseconds, 0, 60_000);
             Range("cosmosLatency.perDocumentMilliseconds", CosmosLatency.PerDocumentMilliseconds, 0, 1_000);
             Range("cosmosLatency.throttledMilliseconds", CosmosLatency.ThrottledMilliseconds, 0, 60_000);
         }
@@ -160,9 +182,12 @@ internal sealed record LabCalibration
         Range("quickReplicaDivisor", QuickReplicaDivisor, 1, 10);
         Range("redisWorkingSetMegabytes", RedisWorkingSetMegabytes, 0, 4_096);
         Range("invoiceRatePerUser", InvoiceRatePerUser, 0, 1_000, minExclusive: true);
-        Range("invoiceTimeout", InvoiceTimeout.TotalSeconds, 0, 600, minExclusive: true);
+        Range("invoiceTimeoutMargin", InvoiceTimeoutMargin, 1, 100);
         Range("deliveryRequestPeakRate", DeliveryRequestPeakRate, 2, OpenLoad.MaxRate);
         Range("deliveryRequestThinkTime", DeliveryRequestThinkTime.TotalSeconds, 0, 600);
+        Range("cpuBudgetShare", CpuBudgetShare, 0.05, 1);
+        Range("scaleCpuTarget", ScaleCpuTarget, 0.1, 1);
+        Range("minimumScale", MinimumScale, 0.01, 1);
         return problems;
     }
 }
@@ -196,8 +221,14 @@ internal sealed record LabRunOptions
     /// <summary>When set, each chosen step also runs with these values over it (<c>-f</c>, <c>--set</c>), measured beside it.</summary>
     public WhatIf? WhatIf { get; init; }
 
-    /// <summary>Whether a step the machine disturbed is measured once more (the default); when not, its first measurement stands, flagged.</summary>
+    /// <summary>
+    /// Whether a step the machine disturbed or bound is measured once more (the default; a machine-bound one at a
+    /// smaller scale); when not, its first measurement stands, flagged.
+    /// </summary>
     public bool RemeasureDisturbed { get; init; } = true;
+
+    /// <summary>The model scale to run at (<c>--scale</c>); null chooses it from a probe of this machine (<see cref="ScaleSelection"/>).</summary>
+    public double? Scale { get; init; }
 
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }

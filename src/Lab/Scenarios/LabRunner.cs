@@ -12,6 +12,9 @@ internal sealed record ScenarioOutcome(LabScenario Scenario, IReadOnlyList<StepR
 {
     /// <summary>What the scenario's model predicts for steps the machine cannot show.</summary>
     public IReadOnlyList<ModelPrediction> Predictions { get; init; } = [];
+
+    /// <summary>The model scale the scenario started at, and why (a step measured again ran smaller: its own <see cref="StepResult.Scale"/>).</summary>
+    public ScaleChoice? Scale { get; init; }
 }
 
 /// <summary>Replays scenarios step by step on the local system and measures each step.</summary>
@@ -47,55 +50,140 @@ internal static class LabRunner
         options.Log($"scenario {scenario.Id}: {scenario.Title} — steps {string.Join(", ", stepIds)} ({options.Mode.ToString().ToLowerInvariant()} mode)");
         var results = new List<StepResult>();
         var clock = System.Diagnostics.Stopwatch.StartNew();
+        ScaleChoice choice;
         var deployment = await StartDeploymentAsync(scenario, catalog, options, new Dictionary<ServiceKind, int>(), cancellationToken).ConfigureAwait(false);
         await using (deployment.ConfigureAwait(false))
         {
             var context = new LabContext(deployment, options, catalog);
             var steps = StepsToRun(stepIds, catalog, options.WhatIf);
-            var first = true;
+            choice = await ChooseScaleAsync(scenario, context, steps, cancellationToken).ConfigureAwait(false);
+            options.Log(string.Create(CultureInfo.InvariantCulture, $"  {choice.Reason} ({clock.Elapsed.TotalSeconds:0} s from the start)"));
+            if (choice.MachineTooSmall)
+            {
+                throw new MachineTooSmallException(choice.Reason);
+            }
+
+            await deployment.SetScaleAsync(choice.Scale, cancellationToken).ConfigureAwait(false);
+
+            // The probe ran the probe step's requests through every process of the system: a first step with the
+            // same settings, on the same processes (nothing fresh), starts warm.
+            var warm = choice.Probe is not null && !scenario.FreshEachStep;
             foreach (var step in steps)
             {
                 options.Log($"step {step.Title}");
-                // Where a run's time goes, step by step: (re)starting processes, seeding, warming up or
-                // filling the cache, and measuring (load, drain and any second attempt).
+                // Where a run's time goes, step by step: (re)starting processes, warming up or filling the cache,
+                // and measuring (load, drain and any second attempt).
                 var started = clock.Elapsed;
-                await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+                var restarted = await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
                 var applied = clock.Elapsed;
-                if (first)
+                if (!warm || restarted || step.Id != scenario.ProbeStepId || step.WhatIf is not null)
                 {
-                    await scenario.PrepareAsync(context, steps, cancellationToken).ConfigureAwait(false);
-                    first = false;
+                    await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
                 }
 
-                var prepared = clock.Elapsed;
-                await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
+                warm = false;
                 await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+                await SettleAsync(context, step).ConfigureAwait(false);
                 var ready = clock.Elapsed;
                 results.Add(await MeasureWithOneRetryAsync(
                     options.RemeasureDisturbed,
                     () => RunStepAsync(scenario, context, step, cancellationToken),
-                    async () =>
+                    async first =>
                     {
-                        context.Log($"  {step.Id}: measuring the step again");
+                        string reason;
+                        if (first.Disturbed)
+                        {
+                            reason = first.Disturbance;
+                        }
+                        else if (ScaleForRetry(deployment.Scale, options.Calibration) is { } smaller)
+                        {
+                            reason = $"it was machine-bound ({first.MachineBoundReason}); measured again at scale {smaller}, which the rest of the scenario keeps";
+                            await deployment.SetScaleAsync(smaller, cancellationToken).ConfigureAwait(false);
+                        }
+                        else
+                        {
+                            return null;
+                        }
+
+                        context.Log($"  {step.Id}: measuring the step again: {reason}");
                         var loadFiles = LoadDirectory(context, step);
-                        Directory.Move(loadFiles, loadFiles + "-disturbed");
+                        Directory.Move(loadFiles, loadFiles + "-earlier");
                         await deployment.ApplyAsync(step, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
                         await scenario.WarmUpAsync(context, step, cancellationToken).ConfigureAwait(false);
                         await scenario.BeforeStepAsync(context, step, cancellationToken).ConfigureAwait(false);
+                        await SettleAsync(context, step).ConfigureAwait(false);
+                        return reason;
                     }).ConfigureAwait(false));
+                var result = results[^1];
                 options.Log(string.Create(CultureInfo.InvariantCulture,
-                    $"  {step.Id} took {(clock.Elapsed - started).TotalSeconds:0} s: processes {(applied - started).TotalSeconds:0} s, seeding {(prepared - applied).TotalSeconds:0} s, before the load (warm-up, cache fill) {(ready - prepared).TotalSeconds:0} s, measurement {(clock.Elapsed - ready).TotalSeconds:0} s (load {results[^1].Load.LoadDuration.TotalSeconds:0} s){(results[^1].EarlierAttemptStallSeconds is null ? string.Empty : ", measured twice")}; machine load average {MachineLoad.Describe()}"));
+                    $"  {step.Id} took {(clock.Elapsed - started).TotalSeconds:0} s: processes {(applied - started).TotalSeconds:0} s, before the load (warm-up, cache fill) {(ready - applied).TotalSeconds:0} s, measurement {(clock.Elapsed - ready).TotalSeconds:0} s (load {result.Load.LoadDuration.TotalSeconds:0} s){(result.EarlierAttemptReason is null ? string.Empty : ", measured twice")}; {CpuLine(result)}"));
             }
         }
 
         options.Log(string.Create(CultureInfo.InvariantCulture, $"scenario {scenario.Id} took {clock.Elapsed.TotalSeconds:0} s"));
 
         var byStep = results.Where(r => r.Step.WhatIf is null).ToDictionary(r => r.Step.Id, StringComparer.OrdinalIgnoreCase);
-        return new ScenarioOutcome(scenario, results, [.. scenario.Verdicts(byStep, options.Mode), .. scenario.WhatIfVerdicts(results, options.Mode)])
+        return new ScenarioOutcome(scenario, results, Judged([.. scenario.Verdicts(byStep, options.Mode), .. scenario.WhatIfVerdicts(results, options.Mode)], results))
         {
             Predictions = scenario.Predictions(byStep, catalog),
+            Scale = choice,
         };
     }
+
+    /// <summary>
+    /// Applies the scenario's probe step, loads what the steps read, and chooses the model scale: the one given
+    /// (<c>--scale</c>), or one that fits this machine, from a probe of it at scale 1 (<see cref="ScaleSelection"/>).
+    /// </summary>
+    private static async Task<ScaleChoice> ChooseScaleAsync(LabScenario scenario, LabContext context, IReadOnlyList<Step> steps, CancellationToken cancellationToken)
+    {
+        var probeStep = context.Catalog[scenario.ProbeStepId];
+        await context.Deployment.ApplyAsync(probeStep, fresh: scenario.FreshEachStep, cancellationToken).ConfigureAwait(false);
+        await scenario.PrepareAsync(context, [probeStep, .. steps], cancellationToken).ConfigureAwait(false);
+        if (context.Options.Scale is { } forced)
+        {
+            return ScaleSelection.Forced(forced);
+        }
+
+        context.Log(string.Create(CultureInfo.InvariantCulture, $"  probing this machine with {probeStep.Id}'s settings at scale 1 ({scenario.ProbeRate * ScaleSelection.LowShare:0}, {scenario.ProbeRate:0} and {scenario.ProbeRate * ScaleSelection.LowShare:0} requests/s, {ScaleSelection.Window.TotalSeconds:0} s each)"));
+        await scenario.WarmUpAsync(context, probeStep, cancellationToken).ConfigureAwait(false);
+        await SettleAsync(context, probeStep).ConfigureAwait(false);
+        var probe = await ScaleSelection.ProbeAsync(scenario, context, probeStep, cancellationToken).ConfigureAwait(false);
+        context.Log($"  probe: {probe.Describe()}");
+        return ScaleSelection.Choose(probe, scenario.PeakRate(context), context.Calibration);
+    }
+
+    /// <summary>After a warm-up, until the system's CPU stops falling (<see cref="ScaleSelection.SettleAsync"/>).</summary>
+    private static async Task SettleAsync(LabContext context, Step step)
+    {
+        var waited = await ScaleSelection.SettleAsync(context.Deployment, CancellationToken.None).ConfigureAwait(false);
+        context.Log(string.Create(CultureInfo.InvariantCulture, $"  {step.Id}: the system came to rest {waited:0} s after the warm-up"));
+    }
+
+    /// <summary>The scale a machine-bound step is measured again at: 0.6 of the one it ran at, no less than the smallest; null when there is none smaller.</summary>
+    internal static ModelScale? ScaleForRetry(ModelScale current, LabCalibration calibration)
+    {
+        var smaller = ModelScale.RoundedDown(Math.Max(calibration.MinimumScale, current.Value * 0.6));
+        return smaller.Value < current.Value ? smaller : null;
+    }
+
+    /// <summary>
+    /// The verdicts with those that read a machine-bound step's figures marked as not judged: shown, never counted
+    /// as the case study's PASS or FAIL.
+    /// </summary>
+    internal static IReadOnlyList<Verdict> Judged(IReadOnlyList<Verdict> verdicts, IReadOnlyList<StepResult> results)
+    {
+        var bound = results.Where(r => r.MachineBound).ToDictionary(r => r.Step.Label, StringComparer.OrdinalIgnoreCase);
+        return [.. verdicts.Select(verdict =>
+            new[] { verdict.StepId }.Concat(verdict.ComparedWith).FirstOrDefault(bound.ContainsKey) is { } id
+                ? verdict with { NotJudgedBecause = $"{id} was machine-bound: {bound[id].MachineBoundReason}" }
+                : verdict)];
+    }
+
+    /// <summary>The step's CPU against its budget, for the console.</summary>
+    internal static string CpuLine(StepResult result) =>
+        result.Budget is { } budget
+            ? string.Create(CultureInfo.InvariantCulture, $"scale {result.Scale:0.##}, system CPU {result.SystemCpuPeakCores:0.00} cores at its busiest {CpuBudget.WindowSeconds} s of a budget of {budget.Describe()}{(result.MachineBound ? " — MACHINE-BOUND: " + result.MachineBoundReason : string.Empty)}")
+            : string.Create(CultureInfo.InvariantCulture, $"scale {result.Scale:0.##}");
 
     /// <summary>The chosen steps, each followed by its what-if when the run has one.</summary>
     internal static List<Step> StepsToRun(IEnumerable<string> stepIds, StepCatalog catalog, WhatIf? whatIf) =>
@@ -106,21 +194,27 @@ internal static class LabRunner
         options.Scenarios.Select(Scenario).SelectMany(s => s.StepIds.Where(id => options.Steps.Count == 0 || options.Steps.Contains(id, StringComparer.OrdinalIgnoreCase)));
 
     /// <summary>
-    /// Measures a step; when the machine stood still during it (its figures would show the machine
-    /// rather than the system), resets the step to the same starting point and measures it once more,
-    /// keeping the second figures (still marked disturbed if that attempt stalled too).
+    /// Measures a step; when the machine stood still during it, or bound it (its figures would show the machine
+    /// rather than the system), lets <paramref name="prepareRetry"/> reset the step to the same starting point
+    /// — for a machine-bound step, at a smaller scale — and measures it once more, keeping the second figures
+    /// (still marked if that attempt was disturbed or bound too). <paramref name="prepareRetry"/> answers why it
+    /// measures again, or null when another attempt cannot help (the smallest scale already).
     /// </summary>
-    internal static async Task<StepResult> MeasureWithOneRetryAsync(bool remeasure, Func<Task<StepResult>> measure, Func<Task> resetForRetry)
+    internal static async Task<StepResult> MeasureWithOneRetryAsync(bool remeasure, Func<Task<StepResult>> measure, Func<StepResult, Task<string?>> prepareRetry)
     {
         var first = await measure().ConfigureAwait(false);
-        if (!first.Disturbed || !remeasure)
+        if (!remeasure || !(first.Disturbed || first.MachineBound))
         {
             return first;
         }
 
-        await resetForRetry().ConfigureAwait(false);
+        if (await prepareRetry(first).ConfigureAwait(false) is not { } reason)
+        {
+            return first;
+        }
+
         var second = await measure().ConfigureAwait(false);
-        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds, EarlierAttemptOtherCores = first.OtherCores };
+        return second with { EarlierAttemptStallSeconds = first.LongestStallSeconds, EarlierAttemptReason = reason };
     }
 
     /// <summary>Starts the local system for a scenario (its first step is applied by the caller).</summary>
@@ -172,12 +266,18 @@ internal static class LabRunner
         }
     }
 
-    /// <summary>CPU and thread-pool figures of the samples taken since <paramref name="since"/>.</summary>
-    internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler)
+    /// <summary>CPU and thread-pool figures of the samples taken since <paramref name="since"/>, and the step's CPU budget.</summary>
+    internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler, double budgetShare)
     {
         var cpu = sampler.Cpu.Where(c => c.Second >= since).ToList();
+        var system = sampler.SystemCpu.Where(c => c.Second >= since).ToList();
+        var other = sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average();
         return result with
         {
+            SystemCpuPeakCores = CpuBudget.PeakCores(system),
+            SystemCpuAverageCores = system.Select(c => c.Cores).DefaultIfEmpty(0).Average(),
+            Budget = new CpuBudget(CpuBudget.MachineCores, other, budgetShare),
+            ThreadPoolSaturation = CpuBudget.ThreadPoolSaturation([.. sampler.ThreadPool.Where(t => t.Second >= since)]),
             Cpu = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
                 .Select(g => new CpuFigures(g.Key, g.Average(c => c.AveragePercent), g.Max(c => c.MaxPercent)))],
             CpuSeries = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
@@ -186,7 +286,7 @@ internal static class LabRunner
                 .GroupBy(t => t.Component)
                 .ToDictionary(g => g.Key, g => g.Max(t => t.MaxQueueLength)),
             LongestStallSeconds = sampler.Stalls.Where(s => s.Second >= since).Select(s => s.Seconds).DefaultIfEmpty(0).Max(),
-            OtherCores = sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average(),
+            OtherCores = other,
         };
     }
 
@@ -214,13 +314,19 @@ internal static class LabRunner
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
 
-            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler) with
+            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler, context.Calibration.CpuBudgetShare) with
             {
                 Processes = context.Deployment.Processes().GroupBy(p => p.Component).ToDictionary(g => g.Key, g => g.Count()),
+                Scale = context.Scale.Value,
             };
             if (result.Disturbed)
             {
                 context.Log("  " + DisturbanceNote(result));
+            }
+
+            if (result.MachineBound)
+            {
+                context.Log("  " + MachineBoundNote(result));
             }
 
             return result;
@@ -236,9 +342,18 @@ internal static class LabRunner
 
     /// <summary>The warning for a step measured while the machine stood still.</summary>
     public static string DisturbanceNote(StepResult result) =>
-        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: during this step {result.Disturbance}{(result.EarlierAttemptStallSeconds is null ? string.Empty : ", and in an earlier attempt too")}; its figures may show the machine rather than the system — run it again on a quieter machine.");
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Id}: during this step {result.Disturbance}{(result.EarlierAttemptStallSeconds >= StepResult.DisturbedAfterSeconds ? ", and in an earlier attempt too" : string.Empty)}; its figures may show the machine rather than the system — run it again on a quieter machine.");
 
-    /// <summary>One line per verdict, for the console.</summary>
+    /// <summary>The steps of a run whose figures the machine, not the model, decided.</summary>
+    public static IEnumerable<StepResult> MachineBoundSteps(IEnumerable<ScenarioOutcome> outcomes) =>
+        outcomes.SelectMany(o => o.Steps).Where(s => s.MachineBound);
+
+    /// <summary>The warning for a machine-bound step.</summary>
+    public static string MachineBoundNote(StepResult result) =>
+        string.Create(CultureInfo.InvariantCulture, $"{result.Step.Label} was machine-bound at scale {result.Scale:0.##}: {result.MachineBoundReason}. Its verdicts are shown, not judged; a smaller --scale, or a quieter or larger machine, lets the model decide it.");
+
+    /// <summary>One line per verdict, for the console: PASS, FAIL, note (informational) or skip (not judged).</summary>
     public static string Describe(Verdict verdict) =>
-        string.Create(CultureInfo.InvariantCulture, $"{(verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")}  {verdict.StepId}  {verdict.Expectation} — {verdict.Measured}");
+        string.Create(CultureInfo.InvariantCulture,
+            $"{(verdict.NotJudgedBecause is not null ? "skip" : verdict.Passed ? "PASS" : verdict.Required ? "FAIL" : "note")}  {verdict.StepId}  {verdict.Expectation} — {verdict.Measured}{(verdict.NotJudgedBecause is { } why ? $" (not judged: {why})" : string.Empty)}");
 }

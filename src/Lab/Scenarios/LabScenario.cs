@@ -15,11 +15,27 @@ internal sealed record LabContext(LocalDeployment Deployment, LabRunOptions Opti
 
     public double TimeScale => Calibration.TimeScale(Options.Mode);
 
+    /// <summary>The model scale the emulated cloud runs at now (<see cref="ModelScale"/>): the load's rates and the users' patience follow it.</summary>
+    public ModelScale Scale => Deployment.Scale;
+
     public void Log(string message) => Options.Log(message);
 }
 
 /// <summary>The outcome of one expectation the case study sets for a step.</summary>
-internal sealed record Verdict(string StepId, string Expectation, bool Passed, string Measured, bool Required = true);
+internal sealed record Verdict(string StepId, string Expectation, bool Passed, string Measured, bool Required = true)
+{
+    /// <summary>Other steps whose figures the expectation compares this step's with (A3 with A2, B5 with B2).</summary>
+    public IReadOnlyList<string> ComparedWith { get; init; } = [];
+
+    /// <summary>
+    /// Why the expectation is shown but not judged: a step it reads was machine-bound, so its figures are the
+    /// machine's, not the model's. Null when it is judged.
+    /// </summary>
+    public string? NotJudgedBecause { get; init; }
+
+    /// <summary>Counts towards the case study's PASS or FAIL: required, and judged.</summary>
+    public bool Counts => Required && NotJudgedBecause is null;
+}
 
 /// <summary>A case study the lab replays: its steps, load, measurements, expectations and the article's figures.</summary>
 internal abstract class LabScenario
@@ -44,6 +60,27 @@ internal abstract class LabScenario
 
     /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
     public abstract IReadOnlyList<ServiceKind> Services { get; }
+
+    /// <summary>
+    /// The step whose settings the machine probe runs with (<see cref="ScaleSelection"/>): one whose requests cost
+    /// what the scenario's costliest steps cost (A1: nine Cosmos DB queries per invoice; B5: a workflow that keeps up).
+    /// </summary>
+    public abstract string ProbeStepId { get; }
+
+    /// <summary>The probe's arrival rate at scale 1: low enough for every step's limits, high enough for a few hundred requests.</summary>
+    public abstract double ProbeRate { get; }
+
+    /// <summary>Requests per second at the step load's peak, at scale 1: what the CPU budget has to carry.</summary>
+    public abstract double PeakRate(LabContext context);
+
+    /// <summary>The probe's requests (those of the steps, not followed to completion).</summary>
+    public virtual LoadScenario ProbeWorkload(LabContext context) => Workload(context);
+
+    /// <summary>What the model alone makes one probe request take at scale 1, in ms; null where the scenario does not say.</summary>
+    public virtual double? ProbeModelLatencyMs(LabContext context, Step step) => null;
+
+    /// <summary>After the probe's load, until what it started has finished (a queue drained).</summary>
+    public virtual Task AfterProbeAsync(LabContext context, CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <summary>Time after a step's load during which the system is still observed (draining a queue).</summary>
     public virtual TimeSpan DrainWindow(LabContext context, Step step) => TimeSpan.Zero;

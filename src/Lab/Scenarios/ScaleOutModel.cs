@@ -78,7 +78,8 @@ internal static class ScaleOutModel
 
         var concurrency = b6.Values.Int($"{ServiceKind.Workflow.ValuesKey}.settings.Processor.MaxConcurrentCalls") ?? 1;
         var workflowReplicas = b6.Replicas(ServiceKind.Workflow);
-        if (b5.Pipeline!.MeanProcessSeconds is { } seconds and > 0)
+        // B5's time per message at the article's speed: its injected delays ran 1/scale as long here.
+        if (b5.Pipeline!.MeanProcessSeconds * b5.Scale is { } seconds and > 0)
         {
             limits.Add(new("the workflow's concurrency", concurrency * workflowReplicas / seconds,
                 Invariant($"{concurrency} concurrent calls × {workflowReplicas} replicas ÷ {seconds * 1000:0} ms per message")));
@@ -88,13 +89,15 @@ internal static class ScaleOutModel
         {
             new("from", Invariant($"B5 on this machine: {completed:N0} messages completed, CPU seconds {string.Join(", ", Components.Select(c => $"{c.Name} {b5.CpuSeconds(c.Name):0.0}"))}")),
             new("CPU per completed message", Invariant($"{string.Join(", ", Components.Select(c => $"{c.Name} {cost[c] * 1000:0.00} ms"))} (total {total * 1000:0.00} ms)")),
-            new("workflow time per message", b5.Pipeline.MeanProcessSeconds is { } mean ? Invariant($"{mean * 1000:0} ms (B5's mean; with this machine's emulated Service Bus and Cosmos DB latency)") : "not measured"),
+            new("workflow time per message", b5.Pipeline.MeanProcessSeconds is { } mean
+                ? Invariant($"{mean * b5.Scale * 1000:0} ms (B5's mean with the emulated Service Bus and Cosmos DB latency{(b5.Scale == 1 ? string.Empty : $", {mean * 1000:0} ms at scale {b5.Scale:0.##} × {b5.Scale:0.##}")})")
+                : "not measured"),
             new("B6 replicas", string.Join(", ", Components.Select(c => $"{c.Name} {b6.Replicas(c)}"))),
             new("B6 workflow concurrency", Invariant($"MaxConcurrentCalls {concurrency}")),
             new("pod CPU limit", string.Join(", ", Components.Select(c => Invariant($"{c.Name} {CpuLimitCores(b6, c):0.##} core")))),
             new("cluster", Invariant($"{Nodes} nodes (the case study's step 6) × {CoresPerNode} cores per node (assumed: the case study does not say; infra/main.bicep's Standard_D2s_v5)")),
         };
-        return new ModelPrediction(b6.Id, "completions per second", "completions/s", limits.Min(l => l.Rate), measuredB6?.Pipeline?.MaxCompletionsPerSecond, limits, inputs);
+        return new ModelPrediction(b6.Id, "completions per second", "completions/s", limits.Min(l => l.Rate), measuredB6?.Pipeline?.MaxCompletionsPerSecond / measuredB6?.Scale, limits, inputs);
     }
 
     /// <summary>A pod's CPU limit in cores: the service's <c>resources.limits.cpu</c>, else <c>serviceDefaults</c>' (e.g. "1", "500m").</summary>

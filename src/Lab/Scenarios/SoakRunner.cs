@@ -86,7 +86,8 @@ internal static class SoakRunner
                     new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() },
                     sampler,
                     start,
-                    start);
+                    start,
+                    options.Calibration.CpuBudgetShare);
                 return await WriteReportAsync(result, sampler, start, users, duration, options, cancellationToken).ConfigureAwait(false);
             }
         }

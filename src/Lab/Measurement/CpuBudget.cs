@@ -1,0 +1,70 @@
+using System.Globalization;
+
+namespace DroneDelivery.Lab.Measurement;
+
+/// <summary>
+/// The share of the machine the system may use in a step, and how a step is held to it. While the system's
+/// processes (services, emulators, redis-server, the lab's load driver and balancers) leave CPU to spare, the
+/// emulated cloud's limits — RU/s, partitions, injected latency, locks, concurrency — decide every figure;
+/// once they do not, the machine's speed does, and the step is machine-bound.
+/// </summary>
+internal sealed record CpuBudget(double Cores, double OtherCores, double Share)
+{
+    /// <summary>The busiest this many seconds of a step count: a ramp's peak, not its average, saturates a machine.</summary>
+    public const int WindowSeconds = 5;
+
+    /// <summary>
+    /// A service's thread-pool queue at least this long on two scrapes in a row (two seconds apart) is saturation:
+    /// work waiting for a thread because the cores are busy. A healthy service's queue stays at a few items; the
+    /// starved ones this lab has seen held 180–220.
+    /// </summary>
+    public const double SaturatedQueueLength = 32;
+
+    /// <summary>The machine's cores as this process sees them (a cgroup's CPU quota included).</summary>
+    public static int MachineCores => Environment.ProcessorCount;
+
+    /// <summary>What the system may use: the share of the cores other processes leave.</summary>
+    public double LimitCores => Share * Math.Max(0, Cores - OtherCores);
+
+    public string Describe() => string.Create(CultureInfo.InvariantCulture,
+        $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{(OtherCores >= 0.05 ? $" less {OtherCores:0.00} other processes took" : string.Empty)})");
+
+    /// <summary>The highest average of <see cref="WindowSeconds"/> consecutive samples (all of them when there are fewer).</summary>
+    public static double PeakCores(IReadOnlyList<SystemCpuSample> samples)
+    {
+        if (samples.Count == 0)
+        {
+            return 0;
+        }
+
+        var window = Math.Min(WindowSeconds, samples.Count);
+        var sum = samples.Take(window).Sum(s => s.Cores);
+        var peak = sum;
+        for (var i = window; i < samples.Count; i++)
+        {
+            sum += samples[i].Cores - samples[i - window].Cores;
+            peak = Math.Max(peak, sum);
+        }
+
+        return peak / window;
+    }
+
+    /// <summary>The first service whose thread pool stayed saturated over two scrapes in a row, described; null when none did.</summary>
+    public static string? ThreadPoolSaturation(IReadOnlyList<ThreadPoolSample> samples)
+    {
+        foreach (var component in samples.GroupBy(s => s.Component).OrderBy(g => g.Key, StringComparer.Ordinal))
+        {
+            var ordered = component.OrderBy(s => s.Second).ToList();
+            for (var i = 1; i < ordered.Count; i++)
+            {
+                if (ordered[i - 1].MaxQueueLength >= SaturatedQueueLength && ordered[i].MaxQueueLength >= SaturatedQueueLength)
+                {
+                    return string.Create(CultureInfo.InvariantCulture,
+                        $"{component.Key}'s thread pool queued {Math.Max(ordered[i - 1].MaxQueueLength, ordered[i].MaxQueueLength):0} work items for a thread");
+                }
+            }
+        }
+
+        return null;
+    }
+}

@@ -1,0 +1,227 @@
+using System.Diagnostics;
+using System.Globalization;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Steps;
+using DroneDelivery.LoadDriver;
+using HdrHistogram;
+
+namespace DroneDelivery.Lab.Scenarios;
+
+/// <summary>
+/// What a short probe measured of this machine before a scenario, at scale 1 and low load: the system's CPU at
+/// rest and per request, what other processes took, and how much longer a request took than the model alone.
+/// </summary>
+internal sealed record MachineProbe(
+    string StepId,
+    double Rate,
+    long Requests,
+    double Seconds,
+    int Cores,
+    double OtherCores,
+    double IdleCores,
+    double CpuMillisecondsPerRequest,
+    double? MeanLatencyMs,
+    double? ModelLatencyMs)
+{
+    /// <summary>The machine's own share of a request's latency (processing, queueing for a core): measured − modelled.</summary>
+    public double? LatencyAboveModelMs => MeanLatencyMs is { } mean && ModelLatencyMs is { } model ? Math.Max(0, mean - model) : null;
+
+    public string Describe() => string.Create(CultureInfo.InvariantCulture,
+        $"{Requests} requests at up to {Rate:0}/s with {StepId}'s settings: {CpuMillisecondsPerRequest:0.0} ms of CPU per request, {IdleCores:0.00} cores at rest, other processes {OtherCores:0.00} of {Cores} cores")
+        + (LatencyAboveModelMs is not null ? string.Create(CultureInfo.InvariantCulture, $", {MeanLatencyMs:0} ms per request where the model takes {ModelLatencyMs:0} ms") : string.Empty);
+}
+
+/// <summary>The scale a scenario runs at, and why.</summary>
+internal sealed record ScaleChoice(ModelScale Scale, string Reason)
+{
+    public MachineProbe? Probe { get; init; }
+
+    /// <summary>The CPU budget the choice was made for.</summary>
+    public CpuBudget? Budget { get; init; }
+
+    /// <summary>The system's predicted CPU at the step load's peak, at the chosen scale, in cores.</summary>
+    public double? PredictedPeakCores { get; init; }
+
+    /// <summary>Even the smallest scale would not keep the budget: nothing is measured (exit code 4).</summary>
+    public bool MachineTooSmall { get; init; }
+}
+
+/// <summary>
+/// Chooses a scenario's model scale (<see cref="ModelScale"/>) from a probe of this machine: the largest scale, at
+/// most 1, at which the system's predicted CPU at the step load's peak stays within a margin of its budget, and at
+/// which the machine's own share of a request's latency stays small beside the model's.
+/// </summary>
+internal static class ScaleSelection
+{
+    /// <summary>How long the probe holds each of its three rates.</summary>
+    internal static readonly TimeSpan Window = TimeSpan.FromSeconds(5);
+
+    /// <summary>The probe's low rate is this share of the scenario's probe rate (its high one).</summary>
+    internal const double LowShare = 1.0 / 3;
+
+    /// <summary>
+    /// The machine's share of a request's latency may be at most this much of the model's at the chosen scale: a
+    /// slower machine adds more milliseconds of its own, which a smaller scale (longer modelled delays) outweighs.
+    /// </summary>
+    internal const double LatencyAboveModelShare = 0.25;
+
+    /// <summary>The scale given with <c>--scale</c>: no probe.</summary>
+    public static ScaleChoice Forced(double scale) =>
+        new(new ModelScale(scale), string.Create(CultureInfo.InvariantCulture, $"scale {scale:0.##} as given (--scale); the machine was not probed"));
+
+    /// <summary>
+    /// Measures the system's CPU under <paramref name="scenario"/>'s probe load at scale 1 — low, high and low again
+    /// (<see cref="Window"/> each) — the deployment at its probe step, warmed up and at rest. The CPU per request is
+    /// the slope between the high rate and the two low ones (whose average cancels a steady drift, such as the
+    /// runtime still compiling hot code in the background), what the system takes at rest is the line's
+    /// intercept, and the latency is the high rate's.
+    /// </summary>
+    public static async Task<MachineProbe> ProbeAsync(LabScenario scenario, LabContext context, Step step, CancellationToken cancellationToken)
+    {
+        var clock = Stopwatch.StartNew();
+        var high = scenario.ProbeRate;
+        var start = Reading.Take(context.Deployment, clock);
+        var first = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
+        var peak = await HoldAsync(scenario, context, high, clock, cancellationToken).ConfigureAwait(false);
+        var last = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
+        var end = Reading.Take(context.Deployment, clock);
+        context.Log(string.Create(CultureInfo.InvariantCulture,
+            $"  probe: {string.Join("; ", new[] { first, peak, last }.Select(h => $"{h.RequestsPerSecond:0.0} requests/s took {h.Cores:0.00} cores"))}"));
+
+        var lowCores = (first.Cores + last.Cores) / 2;
+        var lowRate = (first.RequestsPerSecond + last.RequestsPerSecond) / 2;
+        var slope = (peak.Cores - lowCores) / Math.Max(1e-9, peak.RequestsPerSecond - lowRate);
+        // Noise can flatten the line on a busy machine: then all of the high rate's CPU counts as its requests'.
+        var perRequest = slope > 0 ? slope : peak.Cores / Math.Max(1e-9, peak.RequestsPerSecond);
+        var idle = Math.Max(0, lowCores - (perRequest * lowRate));
+        var other = end.Machine is { } to && start.Machine is { } from
+            ? Math.Max(0, (to - from).Competing - (end.Ours - start.Ours)) / (end.Seconds - start.Seconds)
+            : 0;
+        return new MachineProbe(
+            step.Id,
+            high,
+            first.Requests + peak.Requests + last.Requests,
+            end.Seconds - start.Seconds,
+            CpuBudget.MachineCores,
+            other,
+            idle,
+            perRequest * 1000,
+            peak.MeanLatencyMs,
+            scenario.ProbeModelLatencyMs(context, step));
+    }
+
+    /// <summary>
+    /// After a warm-up, waits until the system's CPU stops falling: the runtime recompiles the code a warm-up made
+    /// hot (tiered compilation) in the background for several seconds afterwards, a dozen processes' worth at once,
+    /// and a step or probe measured meanwhile would count that as its requests'. Settled when a second's CPU is
+    /// no lower than the second's before it (within 0.05 cores) and under <see cref="RestingCores"/>, or after
+    /// <see cref="SettleAtMost"/>. Returns the seconds waited.
+    /// </summary>
+    public static async Task<double> SettleAsync(LocalDeployment deployment, CancellationToken cancellationToken)
+    {
+        var clock = Stopwatch.StartNew();
+        var last = Reading.Take(deployment, clock);
+        double? previous = null;
+        while (clock.Elapsed < SettleAtMost)
+        {
+            await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
+            var now = Reading.Take(deployment, clock);
+            var cores = (now.Ours - last.Ours) / (now.Seconds - last.Seconds);
+            last = now;
+            if (previous is { } before && cores >= before - 0.05 && cores < RestingCores)
+            {
+                break;
+            }
+
+            previous = cores;
+        }
+
+        return clock.Elapsed.TotalSeconds;
+    }
+
+    /// <summary>A system at rest takes less than this: a few tenths of a core for timers, metrics and idle connections across its processes.</summary>
+    internal const double RestingCores = 0.5;
+
+    /// <summary>A bound on <see cref="SettleAsync"/> for a system that never comes to rest (a busy machine).</summary>
+    internal static readonly TimeSpan SettleAtMost = TimeSpan.FromSeconds(20);
+
+    /// <summary>One rate of the probe: its requests, then what they started (<see cref="LabScenario.AfterProbeAsync"/>).</summary>
+    private static async Task<Hold> HoldAsync(LabScenario scenario, LabContext context, double rate, Stopwatch clock, CancellationToken cancellationToken)
+    {
+        var plan = new LoadTestPlan
+        {
+            Scenario = scenario.ProbeWorkload(context),
+            Shape = OpenLoad.Constant(rate, Window),
+            Bounds = new LoadBounds { MaxDuration = Window + TimeSpan.FromMinutes(1) },
+            Http = new HttpSettings { RequestTimeout = TimeSpan.FromSeconds(30) },
+        };
+        var before = Reading.Take(context.Deployment, clock);
+        var result = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
+        await scenario.AfterProbeAsync(context, cancellationToken).ConfigureAwait(false);
+        var after = Reading.Take(context.Deployment, clock);
+
+        var seconds = after.Seconds - before.Seconds;
+        return new Hold(
+            result.Totals.Successes,
+            result.Totals.Successes / seconds,
+            (after.Ours - before.Ours) / seconds,
+            result.RequestLatency.TotalCount > 0 ? result.RequestLatency.GetMean() / 1000.0 : null);
+    }
+
+    /// <summary>What one rate of the probe measured: requests, their rate and the system's CPU over the hold, and their mean latency.</summary>
+    private sealed record Hold(long Requests, double RequestsPerSecond, double Cores, double? MeanLatencyMs);
+
+    /// <summary>
+    /// The largest scale, at most 1 and rounded down to two significant digits, at which the system's CPU at the
+    /// step load's peak (<paramref name="peakRate"/> requests/s at scale 1) is predicted at
+    /// <see cref="LabCalibration.ScaleCpuTarget"/> of its budget, and the machine's share of a probe request's
+    /// latency is at most <see cref="LatencyAboveModelShare"/> of the model's.
+    /// </summary>
+    public static ScaleChoice Choose(MachineProbe probe, double peakRate, LabCalibration calibration)
+    {
+        var budget = new CpuBudget(probe.Cores, probe.OtherCores, calibration.CpuBudgetShare);
+        var target = calibration.ScaleCpuTarget * budget.LimitCores;
+        var peakAtScaleOne = probe.CpuMillisecondsPerRequest / 1000 * peakRate;
+        var byCpu = peakAtScaleOne > 0 ? (target - probe.IdleCores) / peakAtScaleOne : double.PositiveInfinity;
+        var byLatency = probe.LatencyAboveModelMs is { } above && above > 0 && probe.ModelLatencyMs is { } model
+            ? LatencyAboveModelShare * model / above
+            : double.PositiveInfinity;
+        var wanted = Math.Min(1, Math.Min(byCpu, byLatency));
+        string Why() => string.Create(CultureInfo.InvariantCulture,
+            $"{probe.CpuMillisecondsPerRequest:0.0} ms of CPU per request × {peakRate:0}/s at the step load's peak + {probe.IdleCores:0.00} cores at rest")
+            + (byCpu < 1 ? string.Create(CultureInfo.InvariantCulture, $" would take {probe.IdleCores + peakAtScaleOne:0.00} cores at scale 1, above {calibration.ScaleCpuTarget:P0} of the budget of {budget.Describe()}") : " fit the budget of " + budget.Describe())
+            + (byLatency < 1 ? string.Create(CultureInfo.InvariantCulture, $"; the machine added {probe.LatencyAboveModelMs:0} ms to a request the model takes {probe.ModelLatencyMs:0} ms, more than {LatencyAboveModelShare:P0} of it") : string.Empty);
+
+        if (wanted < calibration.MinimumScale)
+        {
+            return new ScaleChoice(ModelScale.One, string.Create(CultureInfo.InvariantCulture,
+                $"this machine is too small for the lab: it would need scale {wanted:0.###}, below the smallest, {calibration.MinimumScale:0.##} — {Why()}. Free some of its cores, or run on a machine with more."))
+            {
+                Probe = probe,
+                Budget = budget,
+                MachineTooSmall = true,
+            };
+        }
+
+        var scale = ModelScale.RoundedDown(wanted);
+        return new ScaleChoice(scale, string.Create(CultureInfo.InvariantCulture, $"scale {scale}: {Why()}"))
+        {
+            Probe = probe,
+            Budget = budget,
+            PredictedPeakCores = probe.IdleCores + (peakAtScaleOne * scale.Value),
+        };
+    }
+
+    /// <summary>The system's CPU time so far, the machine's, and when.</summary>
+    private sealed record Reading(double Ours, MachineCpu? Machine, double Seconds)
+    {
+        public static Reading Take(LocalDeployment deployment, Stopwatch clock) => new(
+            SystemSampler.CpuTimeByComponent(deployment).Values.Sum(t => t.TotalSeconds),
+            MachineCpu.Read(),
+            clock.Elapsed.TotalSeconds);
+    }
+}
+
+/// <summary>The machine cannot run the lab even at its smallest scale; the message says why (exit code 4).</summary>
+internal sealed class MachineTooSmallException(string message) : Exception(message);
