@@ -25,9 +25,10 @@ function emulatorAssembly() {
 
 /**
  * Starts an emulator with the given queues ({ name, lockDuration, maxDeliveryCount, requiresSession }) and topics
- * (in Config.json's shape: { Name, Subscriptions: [{ Name, Properties, Rules }] }).
+ * (in Config.json's shape: { Name, Subscriptions: [{ Name, Properties, Rules }] }). With { https: true } it also
+ * serves its HTTP endpoints (the administration API) over TLS, on a port of its own.
  */
-export async function startEmulator(queues, topics = []) {
+export async function startEmulator(queues, topics = [], { https = false } = {}) {
   const folder = mkdtempSync(join(tmpdir(), "sb-conformance-"));
   const config = join(folder, "Config.json");
   writeFileSync(config, JSON.stringify({
@@ -44,13 +45,16 @@ export async function startEmulator(queues, topics = []) {
     },
   }));
 
-  const child = spawn("dotnet", [emulatorAssembly(), "--port", "0", "--http-port", "0", "--host", "127.0.0.1", "--config", config], {
+  const httpsArguments = https ? ["--https-port", "0"] : [];
+  const child = spawn("dotnet", [emulatorAssembly(), "--port", "0", "--http-port", "0", ...httpsArguments, "--host", "127.0.0.1", "--config", config], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const stop = () => { if (child.exitCode === null) child.kill("SIGTERM"); };
   process.once("exit", stop);
 
   const output = [];
+  let httpPort;
+  let httpsPort;
   const port = await new Promise((resolvePort, reject) => {
     const timer = setTimeout(() => reject(new Error(`The emulator did not start within 60 s:\n${output.join("\n")}`)), 60_000);
     const onLine = (chunk) => {
@@ -58,6 +62,8 @@ export async function startEmulator(queues, topics = []) {
         output.push(line);
         const ready = /^Service Bus emulator ready: amqp=[^:]+:(\d+)/.exec(line);
         if (ready) {
+          httpPort = Number(/ http=http:\/\/[^:]+:(\d+)/.exec(line)?.[1]);
+          httpsPort = Number(/ https=https:\/\/[^:]+:(\d+)/.exec(line)?.[1]);
           clearTimeout(timer);
           resolvePort(Number(ready[1]));
         }
@@ -70,6 +76,8 @@ export async function startEmulator(queues, topics = []) {
 
   return {
     port,
+    httpPort,
+    httpsPort,
     connectionString: `Endpoint=sb://127.0.0.1:${port};SharedAccessKeyName=${keyName};SharedAccessKey=${key};UseDevelopmentEmulator=true`,
     output,
     async stop() {

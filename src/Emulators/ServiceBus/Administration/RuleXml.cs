@@ -9,8 +9,8 @@ namespace DroneDelivery.Emulators.ServiceBus.Administration;
 /// <summary>
 /// Rule descriptions in the administration API's XML: a <c>Filter</c> whose <c>i:type</c> is <c>SqlFilter</c>,
 /// <c>TrueFilter</c>, <c>FalseFilter</c> or <c>CorrelationFilter</c>, an optional <c>Action</c> (<c>SqlRuleAction</c>
-/// or <c>EmptyRuleAction</c>) and a <c>Name</c>; correlation properties are typed values (<c>i:type="d:string"</c>, d
-/// being XML Schema). The same SQL subset as Config.json and the rule manager holds; SQL parameters are not supported.
+/// or <c>EmptyRuleAction</c>) and a <c>Name</c>; correlation properties are typed values (<c>i:type="d6p1:string"</c>,
+/// d6p1 being XML Schema). The same SQL subset as Config.json and the rule manager holds; SQL parameters are not supported.
 /// </summary>
 internal static class RuleXml
 {
@@ -174,6 +174,7 @@ internal static class RuleXml
             TimeSpan t => ("duration", XmlConvert.ToString(t)),
             _ => ("string", Convert.ToString(value, CultureInfo.InvariantCulture) ?? string.Empty),
         };
-        return new XElement(Connect + "Value", new XAttribute(XNamespace.Xmlns + "d", Schema), new XAttribute(SchemaInstance + "type", "d:" + type), text);
+        // The service's own prefix: the JavaScript SDK reads the type as what follows the first five characters of i:type.
+        return new XElement(Connect + "Value", new XAttribute(XNamespace.Xmlns + "d6p1", Schema), new XAttribute(SchemaInstance + "type", "d6p1:" + type), text);
     }
 }
