@@ -193,6 +193,22 @@ public sealed class AdministrationWireTests
         Assert.Equal(HttpStatusCode.OK, health.StatusCode);
     }
 
+    [Fact]
+    public async Task A_path_holding_characters_xml_cannot_carry_is_refused_with_an_error_body_that_replaces_them()
+    {
+        await using var scope = await AdministrationScope.StartAsync();
+        using var http = new AdministrationHttp(scope.Emulator);
+
+        // U+FFFF, which Kestrel decodes into the path and XML has no place for; named in the detail, it once made the answer a 500.
+        var answer = await http.GetAsync("bad%EF%BF%BFname");
+        var version = await http.GetAsync($"{EmulatorScope.Queue}?api-version=%EF%BF%BF");
+
+        Assert.Equal(HttpStatusCode.BadRequest, answer.Status);
+        Assert.Contains("SystemTracker:sbemulatorns:bad\uFFFDname", answer.Detail, StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.BadRequest, version.Status);
+        Assert.StartsWith("SubCode=40000. The api-version '\uFFFD' is not valid", version.Detail, StringComparison.Ordinal);
+    }
+
     private static SqlRuleFilter Parameterised()
     {
         var filter = new SqlRuleFilter("weight > @limit");

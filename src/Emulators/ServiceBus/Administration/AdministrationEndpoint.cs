@@ -41,7 +41,7 @@ internal sealed class AdministrationEndpoint(Namespace ns, ServiceBusEmulatorOpt
             Authorise(request, path);
             var target = AdministrationTarget.Parse(path, request.GetDisplayUrl());
             tracker = target.Tracker(ns.Name);
-            var atom = new AtomWriter($"{request.Scheme}://{request.Host}", request.Query[ApiVersionParameter].ToString(), ns.Name);
+            var atom = new AtomWriter($"{request.Scheme}://{request.Host}", ApiVersion(request), ns.Name);
             var result = request.Method switch
             {
                 "GET" => _catalog.Get(target, atom, Paging(request, "$skip", 0), Paging(request, "$top", DefaultPageSize)),
@@ -82,6 +82,15 @@ internal sealed class AdministrationEndpoint(Namespace ns, ServiceBusEmulatorOpt
         {
             throw AdministrationException.Unauthorized(refusal);
         }
+    }
+
+    /// <summary>The api-version, echoed in the entries' links: any version of the usual shape (the SDKs send 2021-05 or 2017-04).</summary>
+    private static string ApiVersion(HttpRequest request)
+    {
+        var version = request.Query[ApiVersionParameter].ToString();
+        return version.Length is > 0 and <= 32 && version.All(c => char.IsAsciiLetterOrDigit(c) || c is '-' or '.')
+            ? version
+            : throw AdministrationException.BadRequest($"The api-version '{(version.Length > 32 ? version[..32] : version)}' is not valid: use 2021-05.");
     }
 
     private static int Paging(HttpRequest request, string name, int fallback)

@@ -1,4 +1,6 @@
 using System.Globalization;
+using System.Text;
+using System.Xml;
 using System.Xml.Linq;
 
 namespace DroneDelivery.Emulators.ServiceBus.Administration;
@@ -45,6 +47,33 @@ internal sealed class AdministrationException(int status, string detail) : Excep
     public string Body(string tracker, DateTimeOffset now) => new XElement(
         "Error",
         new XElement("Code", Status.ToString(CultureInfo.InvariantCulture)),
-        new XElement("Detail", $"{Message} TrackingId:{Guid.NewGuid()}_G0, SystemTracker:{tracker}, Timestamp:{now.UtcDateTime.ToString("yyyy-MM-ddTHH:mm:ss", CultureInfo.InvariantCulture)}"))
+        new XElement("Detail", XmlSafe($"{Message} TrackingId:{Guid.NewGuid()}_G0, SystemTracker:{tracker}, Timestamp:{now.UtcDateTime.ToString("yyyy-MM-ddTHH:mm:ss", CultureInfo.InvariantCulture)}")))
         .ToString(SaveOptions.DisableFormatting);
+
+    /// <summary>
+    /// The detail names what the request held (its path, a query value), which may contain characters XML cannot carry
+    /// (a NUL, a lone surrogate); those become U+FFFD so that the answer can be written at all.
+    /// </summary>
+    private static string XmlSafe(string text)
+    {
+        if (text.All(XmlConvert.IsXmlChar))
+        {
+            return text;
+        }
+
+        var safe = new StringBuilder(text.Length);
+        for (var i = 0; i < text.Length; i++)
+        {
+            if (i + 1 < text.Length && XmlConvert.IsXmlSurrogatePair(text[i + 1], text[i]))
+            {
+                safe.Append(text, i++, 2);
+            }
+            else
+            {
+                safe.Append(XmlConvert.IsXmlChar(text[i]) ? text[i] : '\uFFFD');
+            }
+        }
+
+        return safe.ToString();
+    }
 }
