@@ -173,6 +173,23 @@ public sealed class OfficialSdkAdministrationTests
     }
 
     [Fact]
+    public async Task Deleting_a_queue_leaves_a_queue_whose_name_starts_with_its_own_as_it_was()
+    {
+        await using var scope = await AdministrationScope.StartAsync();
+        var admin = scope.Admin;
+        await admin.CreateQueueAsync(new CreateQueueOptions("depot") { UserMetadata = "parent" });
+        var nested = (await admin.CreateQueueAsync(new CreateQueueOptions("depot/returns") { UserMetadata = "nested" })).Value;
+        var createdAt = (await admin.GetQueueRuntimePropertiesAsync("depot/returns")).Value.CreatedAt;
+
+        await admin.DeleteQueueAsync("depot");
+        var after = (await admin.GetQueueAsync("depot/returns")).Value;
+
+        Assert.Equal("nested", nested.UserMetadata);
+        Assert.Equal("nested", after.UserMetadata);
+        Assert.Equal(createdAt, (await admin.GetQueueRuntimePropertiesAsync("depot/returns")).Value.CreatedAt);
+    }
+
+    [Fact]
     public async Task Lists_are_paged_as_the_sdk_pages_them()
     {
         await using var scope = await AdministrationScope.StartAsync();

@@ -105,8 +105,10 @@ internal sealed class EntityCatalog(Namespace ns, long maxMessageSizeBytes, Time
                 throw AdministrationException.NoService();
             }
 
-            // What was kept about the entity and everything below it goes with it.
-            foreach (var key in _extras.Keys.Where(k => k.Equals(target.Path, StringComparison.OrdinalIgnoreCase) || k.StartsWith(target.Path + "/", StringComparison.OrdinalIgnoreCase)))
+            // What was kept about the entity goes with it, and with a topic what was kept about its subscriptions (not about a
+            // queue whose name merely starts with the topic's: names may hold '/').
+            var below = target.Path + "/Subscriptions/";
+            foreach (var key in _extras.Keys.Where(k => k.Equals(target.Path, StringComparison.OrdinalIgnoreCase) || k.StartsWith(below, StringComparison.OrdinalIgnoreCase)))
             {
                 _extras.TryRemove(key, out _);
             }
