@@ -65,12 +65,14 @@ public sealed class AdministrationBehaviourTests
         var one = (await scope.Admin.GetSubscriptionRuntimePropertiesAsync("fan", "one")).Value;
         var twoRuntime = (await scope.Admin.GetSubscriptionRuntimePropertiesAsync("fan", "two")).Value;
         var listed = await scope.Admin.GetSubscriptionsRuntimePropertiesAsync("fan").ToListAsync();
+        var topics = await scope.Admin.GetTopicsRuntimePropertiesAsync().ToListAsync();
 
         Assert.Equal((2, 1L), (topic.SubscriptionCount, topic.ScheduledMessageCount));
         Assert.Equal((3L, 0L, 3L), (one.ActiveMessageCount, one.DeadLetterMessageCount, one.TotalMessageCount));
         Assert.Equal((2L, 1L, 3L), (twoRuntime.ActiveMessageCount, twoRuntime.DeadLetterMessageCount, twoRuntime.TotalMessageCount));
         Assert.Equal(["one", "two"], listed.Select(s => s.SubscriptionName));
         Assert.Equal([3L, 2L], listed.Select(s => s.ActiveMessageCount));
+        Assert.Equal([(AdministrationScope.ConfiguredTopic, 1, 0L), ("fan", 2, 1L)], topics.Select(t => (t.Name, t.SubscriptionCount, t.ScheduledMessageCount)));
     }
 
     [Fact]

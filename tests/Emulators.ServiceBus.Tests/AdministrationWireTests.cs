@@ -194,6 +194,31 @@ public sealed class AdministrationWireTests
     }
 
     [Fact]
+    public async Task A_subscription_takes_rules_up_to_the_services_quota_and_the_next_is_a_403_the_sdk_reports_as_QuotaExceeded()
+    {
+        await using var scope = await AdministrationScope.StartAsync();
+        using var http = new AdministrationHttp(scope.Emulator);
+        const string Rules = $"{AdministrationScope.ConfiguredTopic}/Subscriptions/all/Rules";
+        var rule = AdministrationHttp.Entry("""<RuleDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"/>""");
+
+        // $Default is the first of the 2,000.
+        for (var i = 1; i < 2_000; i++)
+        {
+            Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"{Rules}/r{i}", rule)).Status);
+        }
+
+        var over = await http.PutAsync($"{Rules}/one-too-many", rule);
+        var throughSdk = await Assert.ThrowsAsync<Azure.Messaging.ServiceBus.ServiceBusException>(() =>
+            scope.Admin.CreateRuleAsync(AdministrationScope.ConfiguredTopic, "all", new CreateRuleOptions("also-too-many")));
+        var listed = await http.GetAsync($"{Rules}?api-version=2021-05&$skip=1990");
+
+        Assert.Equal(HttpStatusCode.Forbidden, over.Status);
+        Assert.StartsWith("SubCode=40300. The maximum number of rules (2000)", over.Detail, StringComparison.Ordinal);
+        Assert.Equal(Azure.Messaging.ServiceBus.ServiceBusFailureReason.QuotaExceeded, throughSdk.Reason);
+        Assert.Equal(10, listed.Xml.Elements("{http://www.w3.org/2005/Atom}entry").Count());
+    }
+
+    [Fact]
     public async Task A_path_holding_characters_xml_cannot_carry_is_refused_with_an_error_body_that_replaces_them()
     {
         await using var scope = await AdministrationScope.StartAsync();
