@@ -1,6 +1,7 @@
 // Starts the Service Bus emulator the way the chart does (its own process, a Config.json in the
 // official emulator's shape) and stops it when the tests end or this process exits.
 import { spawn } from "node:child_process";
+import { ServiceBusClient } from "@azure/service-bus";
 import { mkdtempSync, writeFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, dirname } from "node:path";
@@ -80,6 +81,15 @@ export async function startEmulator(queues, topics = [], { https = false } = {})
     httpsPort,
     connectionString: `Endpoint=sb://127.0.0.1:${port};SharedAccessKeyName=${keyName};SharedAccessKey=${key};UseDevelopmentEmulator=true`,
     output,
+    /** Runs `use` with a client of this emulator (one quick retry, 15 s a try), closing the client after. */
+    async withClient(use) {
+      const client = new ServiceBusClient(this.connectionString, { retryOptions: { maxRetries: 1, timeoutInMs: 15_000 } });
+      try {
+        return await use(client);
+      } finally {
+        await client.close();
+      }
+    },
     async stop() {
       stop();
       await new Promise((done) => (child.exitCode !== null ? done() : child.once("exit", done)));

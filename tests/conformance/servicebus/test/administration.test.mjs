@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "node:https";
-import { ServiceBusAdministrationClient, ServiceBusClient } from "@azure/service-bus";
+import { ServiceBusAdministrationClient } from "@azure/service-bus";
 import { startEmulator, keyName, key } from "../emulator.mjs";
 
 let emulator;
@@ -33,14 +33,7 @@ async function all(iterator) {
   return items;
 }
 
-async function withClient(use) {
-  const client = new ServiceBusClient(emulator.connectionString, { retryOptions: { maxRetries: 1, timeoutInMs: 15_000 } });
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
+const withClient = (use) => emulator.withClient(use);
 
 test("a queue is created, read, updated, listed and deleted over HTTPS", { timeout: 60_000 }, async () => {
   const client = admin();
