@@ -3,7 +3,7 @@ using System.Globalization;
 using DroneDelivery.Emulators.ServiceBus;
 
 // dotnet run --project src/Emulators/ServiceBus -- --port <amqp port> --http-port <metrics port> --config <Config.json>
-//   [--host 127.0.0.1] [--send-latency-ms N] [--receive-latency-ms N] [--complete-latency-ms N]
+//   [--https-port <port>] [--host 127.0.0.1] [--send-latency-ms N] [--receive-latency-ms N] [--complete-latency-ms N]
 // Prints one line starting with ServiceBusEmulator.ReadyLinePrefix when it is ready; stops on Ctrl+C / SIGTERM.
 ServiceBusEmulatorOptions options;
 try
@@ -25,6 +25,11 @@ if (emulator is null)
 emulator.ConnectionFailed += line => Console.Error.WriteLine("Service Bus emulator: " + line);
 Console.WriteLine(emulator.ReadyLine);
 Console.WriteLine($"Connection string: {emulator.ConnectionString}");
+if (emulator.AdministrationConnectionString is { } administration)
+{
+    Console.WriteLine($"Administration connection string: {administration}");
+}
+
 using var stop = new CancellationTokenSource();
 
 // Ctrl+C and SIGTERM (Kubernetes, the lab) end the wait below; the emulator is then disposed and the
@@ -97,11 +102,12 @@ internal static class CommandLine
             {
                 "port" => options with { Port = Int(name, value) },
                 "http-port" => options with { HttpPort = value == "off" ? null : Int(name, value) },
+                "https-port" => options with { HttpsPort = value == "off" ? null : Int(name, value) },
                 "host" => options with { Host = value },
                 "send-latency-ms" => options with { SendLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
                 "receive-latency-ms" => options with { ReceiveLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
                 "complete-latency-ms" => options with { CompleteLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
-                _ => throw new EmulatorConfigurationException($"Unknown option '--{name}'. Known: --port, --http-port, --config, --host, --send-latency-ms, --receive-latency-ms, --complete-latency-ms."),
+                _ => throw new EmulatorConfigurationException($"Unknown option '--{name}'. Known: --port, --http-port, --https-port, --config, --host, --send-latency-ms, --receive-latency-ms, --complete-latency-ms."),
             };
         }
 

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using DroneDelivery.Amqp;
+using DroneDelivery.Emulators.ServiceBus.Administration;
 using DroneDelivery.Emulators.ServiceBus.Broker;
 using DroneDelivery.Emulators.ServiceBus.Faults;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
@@ -33,6 +34,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _sweeper;
     private WebApplication? _http;
+    private HttpsListener? _https;
 
     private ServiceBusEmulator(ServiceBusEmulatorOptions options, Namespace ns, AmqpListener listener)
     {
@@ -49,15 +51,28 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
     /// <summary>Where AMQP clients connect.</summary>
     public IPEndPoint AmqpEndPoint => _listener.EndPoint;
 
-    /// <summary>The HTTP base address (metrics, health), or null when HTTP is disabled.</summary>
+    /// <summary>The HTTP base address (metrics, health, the administration API), or null when HTTP is disabled.</summary>
     public Uri? HttpEndpoint { get; private set; }
+
+    /// <summary>The HTTPS base address (the same endpoints over TLS), or null unless <see cref="ServiceBusEmulatorOptions.HttpsPort"/> is set.</summary>
+    public Uri? HttpsEndpoint { get; private set; }
+
+    /// <summary>The HTTPS listener's certificate in PEM (also served at <c>/_emulator/certificate</c>), or null without HTTPS.</summary>
+    public string? CertificatePem => _https?.Pem;
+
+    /// <summary>
+    /// A connection string for the .NET SDK's <c>ServiceBusAdministrationClient</c>: the HTTP port in the endpoint and
+    /// <c>UseDevelopmentEmulator=true</c>, with which the SDK speaks plain HTTP to that port. Null when HTTP is disabled.
+    /// </summary>
+    public string? AdministrationConnectionString => HttpEndpoint is null ? null :
+        $"Endpoint=sb://{Options.Host}:{HttpEndpoint.Port};SharedAccessKeyName={Options.SharedAccessKeyName};SharedAccessKey={Options.SharedAccessKey};UseDevelopmentEmulator=true";
 
     /// <summary>A connection string for the official SDKs: plain AMQP, development emulator mode.</summary>
     public string ConnectionString =>
         $"Endpoint=sb://{Options.Host}:{AmqpEndPoint.Port};SharedAccessKeyName={Options.SharedAccessKeyName};SharedAccessKey={Options.SharedAccessKey};UseDevelopmentEmulator=true";
 
     /// <summary>The line printed when ready: where AMQP and HTTP listen.</summary>
-    public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}{(Options.Topics.Count == 0 ? string.Empty : " topics=" + string.Join(',', Options.Topics.Select(t => t.Name)))}";
+    public string ReadyLine => $"{ReadyLinePrefix}: amqp={Options.Host}:{AmqpEndPoint.Port} http={(HttpEndpoint is null ? "off" : HttpEndpoint.ToString().TrimEnd('/'))}{(HttpsEndpoint is null ? string.Empty : " https=" + HttpsEndpoint.ToString().TrimEnd('/'))} queues={string.Join(',', Options.Queues.Select(q => q.Name))}{(Options.Topics.Count == 0 ? string.Empty : " topics=" + string.Join(',', Options.Topics.Select(t => t.Name)))}";
 
     /// <summary>Raised with a one-line description when a client connection ends with an error (malformed input, idle time-out...).</summary>
     public event Action<string>? ConnectionFailed;
@@ -129,6 +144,7 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         }
 
         await _listener.DisposeAsync().ConfigureAwait(false);
+        _https?.Dispose();
         _instruments.Dispose();
         _stopping.Dispose();
     }
@@ -141,17 +157,28 @@ public sealed class ServiceBusEmulator : IAsyncDisposable
         // The emulator is a library too (tests host it in-process): the program owning the process
         // decides what Ctrl+C and SIGTERM do, not this endpoint's host.
         builder.Services.AddSingleton<IHostLifetime, ProcessSignalsIgnored>();
-        builder.WebHost.UseKestrel(k => k.Listen(address, port));
+        _https = HttpsListener.For(Options, address);
+        builder.WebHost.UseKestrel(k =>
+        {
+            k.Listen(address, port);
+            _https?.Listen(k, address);
+        });
         builder.Services.AddEmulatorMetrics("servicebus-emulator", _instruments.Meter);
         var app = builder.Build();
+
+        // First, so that an administration request for an entity named like an endpoint (a queue "metrics") is the API's.
+        AdministrationEndpoint.Map(app, _namespace, Options);
         app.UseEmulatorMetrics();
+        _https?.MapCertificate(app);
         app.MapGet(EmulatorMetricNames.JsonPath, () => Results.Text(JsonSerializer.Serialize(_metrics.Snapshot(), Json), "application/json"));
         app.MapGet(EmulatorMetricNames.HealthPath, () => Results.Json(new { status = "healthy", message = "Service is healthy." }));
         FaultAdminEndpoints.Map(app, _namespace, Options);
         LatencyAdminEndpoint.Map(app, _namespace, Options);
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
-        var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
-        HttpEndpoint = new Uri(bound.Replace("[::]", Options.Host, StringComparison.Ordinal).Replace("0.0.0.0", Options.Host, StringComparison.Ordinal) + "/");
+        var bound = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
+        Uri Reachable(string address) => new(address.Replace("[::]", Options.Host, StringComparison.Ordinal).Replace("0.0.0.0", Options.Host, StringComparison.Ordinal) + "/");
+        HttpEndpoint = Reachable(bound.First(a => a.StartsWith("http:", StringComparison.Ordinal)));
+        HttpsEndpoint = bound.FirstOrDefault(a => a.StartsWith("https:", StringComparison.Ordinal)) is { } secure ? Reachable(secure) : null;
         _http = app;
     }
 

@@ -25,6 +25,12 @@ public sealed record ServiceBusEmulatorOptions
     /// <summary>HTTP port for /metrics, /_emulator/metrics and /health; 0 picks a free port, null disables HTTP.</summary>
     public int? HttpPort { get; init; } = 0;
 
+    /// <summary>
+    /// HTTPS port serving the same endpoints as <see cref="HttpPort"/> with a certificate made at start-up (for clients that
+    /// speak nothing else: the JavaScript SDK's administration client); 0 picks a free port, null (the default) disables it.
+    /// </summary>
+    public int? HttpsPort { get; init; }
+
     public string NamespaceName { get; init; } = "sbemulatorns";
 
     public string SharedAccessKeyName { get; init; } = DefaultKeyName;
@@ -71,6 +77,8 @@ public sealed record ServiceBusEmulatorOptions
     {
         Require(Port is >= 0 and <= 65535, $"Port must be 0..65535 (got {Port}).");
         Require(HttpPort is null or (>= 0 and <= 65535), $"HttpPort must be 0..65535 (got {HttpPort}).");
+        Require(HttpsPort is null or (>= 0 and <= 65535), $"HttpsPort must be 0..65535 (got {HttpsPort}).");
+        Require(HttpsPort is null || HttpPort is not null, "HttpsPort needs the HTTP endpoint (HttpPort) on.");
         Require(!string.IsNullOrWhiteSpace(Host), "Host must not be empty.");
         Require(!string.IsNullOrWhiteSpace(SharedAccessKeyName), "SharedAccessKeyName must not be empty.");
         Require(!string.IsNullOrEmpty(SharedAccessKey), "SharedAccessKey must not be empty.");

@@ -289,18 +289,7 @@ public sealed record RuleOptions
         {
             Name = name,
             ActionSqlExpression = action,
-            CorrelationFilter = new CorrelationFilterOptions
-            {
-                ContentType = ServiceBusEmulatorOptions.OptionalString(c, "ContentType", cw),
-                CorrelationId = ServiceBusEmulatorOptions.OptionalString(c, "CorrelationId", cw),
-                Label = ServiceBusEmulatorOptions.OptionalString(c, "Label", cw),
-                MessageId = ServiceBusEmulatorOptions.OptionalString(c, "MessageId", cw),
-                ReplyTo = ServiceBusEmulatorOptions.OptionalString(c, "ReplyTo", cw),
-                ReplyToSessionId = ServiceBusEmulatorOptions.OptionalString(c, "ReplyToSessionId", cw),
-                SessionId = ServiceBusEmulatorOptions.OptionalString(c, "SessionId", cw),
-                To = ServiceBusEmulatorOptions.OptionalString(c, "To", cw),
-                Properties = properties,
-            },
+            CorrelationFilter = CorrelationFilterOptions.FromFields(field => ServiceBusEmulatorOptions.OptionalString(c, field, cw), properties),
         };
     }
 }
@@ -326,4 +315,24 @@ public sealed record CorrelationFilterOptions
     public string? To { get; init; }
 
     public IReadOnlyDictionary<string, object?> Properties { get; init; } = new Dictionary<string, object?>();
+
+    /// <summary>The system-property fields' names (Config.json's and the administration API's), in the order of <see cref="FieldValues"/>.</summary>
+    internal static readonly string[] FieldNames = ["CorrelationId", "MessageId", "To", "ReplyTo", "Label", "SessionId", "ReplyToSessionId", "ContentType"];
+
+    /// <summary>The system-property fields' values, in the order of <see cref="FieldNames"/> (and of the AMQP rule description's list).</summary>
+    internal string?[] FieldValues => [CorrelationId, MessageId, To, ReplyTo, Label, SessionId, ReplyToSessionId, ContentType];
+
+    /// <summary>A filter from a reader of fields by their <see cref="FieldNames"/>: Config.json, the administration API, the rule manager.</summary>
+    internal static CorrelationFilterOptions FromFields(Func<string, string?> field, IReadOnlyDictionary<string, object?> properties) => new()
+    {
+        CorrelationId = field("CorrelationId"),
+        MessageId = field("MessageId"),
+        To = field("To"),
+        ReplyTo = field("ReplyTo"),
+        Label = field("Label"),
+        SessionId = field("SessionId"),
+        ReplyToSessionId = field("ReplyToSessionId"),
+        ContentType = field("ContentType"),
+        Properties = properties,
+    };
 }

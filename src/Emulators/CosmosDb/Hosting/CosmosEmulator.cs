@@ -3,7 +3,6 @@ using System.Text.Json;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.CosmosDb.Faults;
 using DroneDelivery.Emulators.CosmosDb.Gateway;
-using DroneDelivery.Emulators.CosmosDb.Hosting;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.CosmosDb.Storage;
 using Microsoft.AspNetCore.Builder;

@@ -52,22 +52,10 @@ internal sealed class CbsNode(string keyName, string key, TimeProvider time)
             return (401, $"The token is not a shared access signature: {problem}.");
         }
 
-        if (!string.Equals(sas.KeyName, keyName, StringComparison.Ordinal) || !sas.IsSignedWith(key))
-        {
-            return (401, $"InvalidSignature: the token's signature does not match key '{sas.KeyName}'.");
-        }
-
-        if (sas.ExpiresOn <= time.GetUtcNow())
-        {
-            return (401, $"ExpiredToken: the token expired at {sas.ExpiresOn:O}.");
-        }
-
         var audiencePath = PathOf(audience);
-        var resourcePath = PathOf(sas.Resource);
-        if (resourcePath.Length > 0 && !audiencePath.Equals(resourcePath, StringComparison.OrdinalIgnoreCase) &&
-            !audiencePath.StartsWith(resourcePath + "/", StringComparison.OrdinalIgnoreCase))
+        if (sas.Refusal(keyName, key, time.GetUtcNow(), audiencePath) is { } refusal)
         {
-            return (401, $"The token's resource '{sas.Resource}' does not cover '{audience}'.");
+            return (401, refusal);
         }
 
         state.Authorise(audiencePath, sas.ExpiresOn);

@@ -36,8 +36,14 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
                 return;
             }
 
-            var node = ns.Management(managed);
+            if (ns.FindManagement(managed) is not { } node)
+            {
+                link.Reject(NotFound(entityPath));
+                return;
+            }
+
             AttachNode(link, node.Address, delivery => node.OnRequest(delivery, state));
+            ns.Track(managed, link);
             return;
         }
 
@@ -61,6 +67,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
             }
 
             AcceptSender(receiver, entity);
+            ns.Track(entity, receiver);
             return;
         }
 
@@ -94,6 +101,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
             }
 
             entity.AcceptSession((SenderLink)link, receiveAndDelete, (string?)filter.Value, AcceptWait(attach));
+            ns.Track(entity, link);
             return;
         }
 
@@ -110,6 +118,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
         var consumer = (SenderLink)link;
         consumer.FlowReceived += l => OnReceiverFlow(l, entity);
         entity.AddConsumer(consumer, receiveAndDelete);
+        ns.Track(entity, consumer);
     }
 
     /// <summary>
@@ -188,11 +197,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
         var entity = ns.Find(path);
         if (entity is null)
         {
-            link.Reject(new Error
-            {
-                Condition = ErrorCondition.NotFound,
-                Description = $"The messaging entity 'sb://{ns.Name}/{path}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.",
-            });
+            link.Reject(NotFound(path));
             return null;
         }
 
@@ -208,6 +213,12 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
 
         return entity;
     }
+
+    private Error NotFound(string path) => new()
+    {
+        Condition = ErrorCondition.NotFound,
+        Description = $"The messaging entity 'sb://{ns.Name}/{path}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.",
+    };
 
     private void AttachNode(AmqpLink link, string node, Action<IncomingDelivery> onRequest)
     {
@@ -331,78 +342,4 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
     {
         Error = new Error { Condition = ErrorCondition.MessageSizeExceeded, Description = $"The message of {size} bytes exceeds the limit of {limit} bytes." },
     };
-}
-
-/// <summary>The emulated namespace: its queues, topics, subscriptions, dead-letter queues and nodes.</summary>
-internal sealed class Namespace
-{
-    private readonly Dictionary<string, QueueEntity> _entities = new(StringComparer.OrdinalIgnoreCase);
-    private readonly Dictionary<QueueEntity, ManagementNode> _management = [];
-
-    public Namespace(ServiceBusEmulatorOptions options)
-    {
-        Name = options.NamespaceName;
-        Faults = new FaultInjector(options.TimeProvider);
-        Latency = new LatencyModel(options.SendLatency, options.ReceiveLatency, options.CompleteLatency);
-        Settings = new EmulatorSettings(Latency, options.MaxMessageSizeBytes, options.TimeProvider) { Faults = Faults };
-        Cbs = new CbsNode(options.SharedAccessKeyName, options.SharedAccessKey, options.TimeProvider);
-        foreach (var queue in options.Queues)
-        {
-            var metrics = new Metrics.QueueMetrics();
-            var dlq = new QueueEntity(queue, Settings, metrics, deadLetterQueue: null);
-            var main = new QueueEntity(queue, Settings, metrics, dlq);
-            _entities[main.Path] = main;
-            _entities[dlq.Path] = dlq;
-            Queues.Add(main);
-            _management[main] = new ManagementNode(main, Latency, options.TimeProvider);
-            _management[dlq] = new ManagementNode(dlq, Latency, options.TimeProvider);
-        }
-
-        foreach (var topicOptions in options.Topics)
-        {
-            var router = new TopicRouter(topicOptions);
-            var topic = new QueueEntity(topicOptions.AsQueue(), Settings, new Metrics.QueueMetrics(), deadLetterQueue: null, router.Distribute);
-            _entities[topic.Path] = topic;
-            Queues.Add(topic);
-            _management[topic] = new ManagementNode(topic, Latency, options.TimeProvider);
-            foreach (var subscriptionOptions in topicOptions.Subscriptions)
-            {
-                var queue = subscriptionOptions.AsQueue(topicOptions.Name);
-                var metrics = new Metrics.QueueMetrics();
-                var dlq = new QueueEntity(queue, Settings, metrics, deadLetterQueue: null);
-                var main = new QueueEntity(queue, Settings, metrics, dlq);
-                var subscription = new Subscription(main, subscriptionOptions.EffectiveRules.Select(SubscriptionRule.From));
-                router.Subscriptions.Add(subscription);
-                _entities[main.Path] = main;
-                _entities[dlq.Path] = dlq;
-                Queues.Add(main);
-                _management[main] = new ManagementNode(main, Latency, options.TimeProvider, subscription);
-                _management[dlq] = new ManagementNode(dlq, Latency, options.TimeProvider);
-            }
-        }
-
-        // Rules given at start must name entities the namespace has, as rules set at run time must.
-        options.Faults.ValidateEntities(path => Find(path) is not null, "Emulator.Faults");
-        Faults.Configure(options.Faults);
-    }
-
-    public string Name { get; }
-
-    public EmulatorSettings Settings { get; }
-
-    /// <summary>The round trips added to sends, receives and settlements (<c>/_emulator/latency</c> replaces them).</summary>
-    public LatencyModel Latency { get; }
-
-    /// <summary>The faults injected into the namespace's operations (rules set at start and at run time).</summary>
-    public FaultInjector Faults { get; }
-
-    public CbsNode Cbs { get; }
-
-    public List<QueueEntity> Queues { get; } = [];
-
-    public IEnumerable<QueueEntity> AllEntities => _entities.Values;
-
-    public QueueEntity? Find(string path) => _entities.GetValueOrDefault(path.Trim('/'));
-
-    public ManagementNode Management(QueueEntity entity) => _management[entity];
 }

@@ -53,7 +53,23 @@ internal sealed class QueueEntity
         Path = deadLetterQueue is null && distribute is null ? options.Name + ServiceBusAmqpNames.DeadLetterQueueSuffix : options.Name;
     }
 
-    public QueueOptions Options { get; }
+    /// <summary>The entity's settings, read at each use; <see cref="Reconfigure"/> replaces them.</summary>
+    public QueueOptions Options { get; private set; }
+
+    /// <summary>
+    /// Applies an administration update to the entity and its dead-letter queue: locks taken from now on last the new
+    /// LockDuration, the next delivery-count check uses the new MaxDeliveryCount, messages enqueued from now on get the new
+    /// time to live. The name, the kind and the session mode are the caller's to keep.
+    /// </summary>
+    public void Reconfigure(QueueOptions options)
+    {
+        lock (_sync)
+        {
+            Options = options;
+        }
+
+        DeadLetterQueue?.Reconfigure(options);
+    }
 
     public EmulatorSettings Settings => _settings;
 

@@ -20,7 +20,7 @@ internal static class RuleCodec
     private const ulong CorrelationFilterCode = 0x0000001370000009;
     private const int CompatibilityLevel = 20;
 
-    /// <summary>The correlation filter's fields in the order of its described list.</summary>
+    /// <summary>The correlation filter's fields in the order of its described list (that of <see cref="CorrelationFilterOptions.FieldNames"/>).</summary>
     private static readonly string[] CorrelationFields = ["correlation-id", "message-id", "to", "reply-to", "label", "session-id", "reply-to-session-id", "content-type"];
 
     public static RuleOptions Decode(string name, Dictionary<object, object?> description)
@@ -37,24 +37,8 @@ internal static class RuleCodec
                 }
             }
 
-            string? Field(string key) => correlation.Entry(key)?.ToString();
-            return new RuleOptions
-            {
-                Name = name,
-                ActionSqlExpression = action,
-                CorrelationFilter = new CorrelationFilterOptions
-                {
-                    CorrelationId = Field("correlation-id"),
-                    MessageId = Field("message-id"),
-                    To = Field("to"),
-                    ReplyTo = Field("reply-to"),
-                    Label = Field("label"),
-                    SessionId = Field("session-id"),
-                    ReplyToSessionId = Field("reply-to-session-id"),
-                    ContentType = Field("content-type"),
-                    Properties = properties,
-                },
-            };
+            string? Field(string field) => correlation.Entry(CorrelationFields[Array.IndexOf(CorrelationFilterOptions.FieldNames, field)])?.ToString();
+            return new RuleOptions { Name = name, ActionSqlExpression = action, CorrelationFilter = CorrelationFilterOptions.FromFields(Field, properties) };
         }
 
         var sql = (description.Entry("sql-filter") as Dictionary<object, object?>)?.Entry("expression")?.ToString();
@@ -68,7 +52,7 @@ internal static class RuleCodec
         if (options.CorrelationFilter is { } c)
         {
             var properties = c.Properties.ToDictionary(p => (object)p.Key, p => p.Value);
-            filter = new DescribedValue(CorrelationFilterCode, new List<object?> { c.CorrelationId, c.MessageId, c.To, c.ReplyTo, c.Label, c.SessionId, c.ReplyToSessionId, c.ContentType, properties });
+            filter = new DescribedValue(CorrelationFilterCode, new List<object?>([.. c.FieldValues, properties]));
         }
         else if (string.IsNullOrWhiteSpace(options.SqlExpression))
         {

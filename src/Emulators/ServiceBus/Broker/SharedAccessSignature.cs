@@ -14,6 +14,13 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
 {
     private const string Prefix = "SharedAccessSignature ";
 
+    /// <summary>
+    /// The resource exactly as the token carries it, url-encoded: the signature is over these characters, and clients
+    /// encode differently (the .NET SDK and core-amqp with upper-case escapes, the JavaScript administration client the
+    /// whole lower-cased request URL with lower-case ones), so it is checked as sent. Null: the encoding of <see cref="Resource"/>.
+    /// </summary>
+    public string? EncodedResource { get; init; }
+
     /// <summary>Creates a token for <paramref name="resource"/> valid for <paramref name="validFor"/>.</summary>
     public static SharedAccessSignature Create(string resource, string keyName, string key, TimeSpan validFor, DateTimeOffset? now = null)
     {
@@ -40,7 +47,7 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
             return null;
         }
 
-        string? sr = null, sig = null, se = null, skn = null;
+        string? sr = null, sig = null, se = null, skn = null, encodedResource = null;
         foreach (var pair in token[Prefix.Length..].Split('&', StringSplitOptions.RemoveEmptyEntries))
         {
             var equals = pair.IndexOf('=', StringComparison.Ordinal);
@@ -53,7 +60,7 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
             var value = WebUtility.UrlDecode(pair[(equals + 1)..]);
             switch (pair[..equals].Trim().ToLowerInvariant())
             {
-                case "sr": sr = value; break;
+                case "sr": sr = value; encodedResource = pair[(equals + 1)..]; break;
                 case "sig": sig = value; break;
                 case "se": se = value; break;
                 case "skn": skn = value; break;
@@ -75,7 +82,32 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
         }
 
         problem = string.Empty;
-        return new SharedAccessSignature(sr!, skn!, DateTimeOffset.FromUnixTimeSeconds(expiry), sig!);
+        return new SharedAccessSignature(sr!, skn!, DateTimeOffset.FromUnixTimeSeconds(expiry), sig!) { EncodedResource = encodedResource };
+    }
+
+    /// <summary>
+    /// Why the token does not authorise <paramref name="audiencePath"/> (an entity path; empty for the namespace), or
+    /// null when it does: signed with the namespace's key under its name, not expired, and its resource covering the path
+    /// (a token for a path covers what lies below it; hosts and schemes are not compared, as clients name the emulator
+    /// differently). The text starts with the service's error code.
+    /// </summary>
+    public string? Refusal(string keyName, string key, DateTimeOffset now, string audiencePath)
+    {
+        if (!string.Equals(KeyName, keyName, StringComparison.Ordinal) || !IsSignedWith(key))
+        {
+            return $"InvalidSignature: the token's signature does not match key '{KeyName}'.";
+        }
+
+        if (ExpiresOn <= now)
+        {
+            return $"ExpiredToken: the token expired at {ExpiresOn:O}.";
+        }
+
+        var resourcePath = CbsNode.PathOf(Resource);
+        return resourcePath.Length == 0 || audiencePath.Equals(resourcePath, StringComparison.OrdinalIgnoreCase)
+            || audiencePath.StartsWith(resourcePath + "/", StringComparison.OrdinalIgnoreCase)
+            ? null
+            : $"InvalidAudience: the token's resource '{Resource}' does not cover '{audiencePath}'.";
     }
 
     private static readonly long MinExpirySeconds = DateTimeOffset.MinValue.ToUnixTimeSeconds();
@@ -85,7 +117,7 @@ public sealed record SharedAccessSignature(string Resource, string KeyName, Date
     /// <summary>True when the signature was made with <paramref name="key"/> (constant-time comparison).</summary>
     public bool IsSignedWith(string key)
     {
-        var expected = Sign(WebUtility.UrlEncode(Resource), ExpiresOn.ToUnixTimeSeconds(), key);
+        var expected = Sign(EncodedResource ?? WebUtility.UrlEncode(Resource), ExpiresOn.ToUnixTimeSeconds(), key);
         return CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(Signature));
     }
 

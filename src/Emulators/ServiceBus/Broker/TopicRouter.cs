@@ -44,6 +44,24 @@ internal sealed class Subscription(QueueEntity queue, IEnumerable<SubscriptionRu
         }
     }
 
+    /// <summary>Replaces the rule of the same name, keeping its creation time; false when there is none of that name.</summary>
+    public bool TryReplace(SubscriptionRule rule)
+    {
+        lock (_sync)
+        {
+            var index = _rules.FindIndex(r => string.Equals(r.Options.Name, rule.Options.Name, StringComparison.OrdinalIgnoreCase));
+            if (index < 0)
+            {
+                return false;
+            }
+
+            List<SubscriptionRule> replaced = [.. _rules];
+            replaced[index] = rule with { CreatedAt = _rules[index].CreatedAt };
+            _rules = replaced;
+            return true;
+        }
+    }
+
     /// <summary>Removes a rule; false when there is none of that name.</summary>
     public bool TryRemove(string name)
     {
@@ -115,16 +133,42 @@ internal sealed class Subscription(QueueEntity queue, IEnumerable<SubscriptionRu
     }
 }
 
-/// <summary>A topic's fan-out: each active message is copied to every subscription whose rules match.</summary>
+/// <summary>
+/// A topic's fan-out: each active message is copied to every subscription whose rules match. Subscriptions come and go
+/// at run time (the administration API), so the list is replaced, never changed, and a message goes to the ones of the moment.
+/// </summary>
 internal sealed class TopicRouter(TopicOptions options)
 {
-    public List<Subscription> Subscriptions { get; } = [];
+    private readonly Lock _sync = new();
+    private Subscription[] _subscriptions = [];
+
+    /// <summary>The topic's settings; an administration update replaces them.</summary>
+    public TopicOptions Options { get; set; } = options;
+
+    public IReadOnlyList<Subscription> Subscriptions => Volatile.Read(ref _subscriptions);
+
+    public void Add(Subscription subscription)
+    {
+        lock (_sync)
+        {
+            Volatile.Write(ref _subscriptions, [.. _subscriptions, subscription]);
+        }
+    }
+
+    public void Remove(Subscription subscription)
+    {
+        lock (_sync)
+        {
+            Volatile.Write(ref _subscriptions, [.. _subscriptions.Where(s => s != subscription)]);
+        }
+    }
 
     public void Distribute(AmqpMessage message, DateTime now)
     {
+        var timeToLive = Options.DefaultMessageTimeToLive;
         foreach (var subscription in Subscriptions)
         {
-            if (subscription.Select(message, options.DefaultMessageTimeToLive) is { } copy)
+            if (subscription.Select(message, timeToLive) is { } copy)
             {
                 subscription.Queue.Enqueue(copy, now);
             }

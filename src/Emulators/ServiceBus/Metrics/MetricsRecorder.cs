@@ -3,7 +3,11 @@ using DroneDelivery.Emulators.ServiceBus.Faults;
 
 namespace DroneDelivery.Emulators.ServiceBus.Metrics;
 
-/// <summary>Reads the queues' metrics for the JSON snapshot and keeps its per-second series (Prometheus reads <see cref="EmulatorInstruments"/>).</summary>
+/// <summary>
+/// Reads the queues' metrics for the JSON snapshot and keeps its per-second series (Prometheus reads <see cref="EmulatorInstruments"/>).
+/// <paramref name="queues"/> changes as the administration API creates and deletes entities: a new one starts its series
+/// when first seen, a deleted one's series goes with it.
+/// </summary>
 internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int seriesSeconds, TimeProvider time, FaultInjector faults)
 {
     private readonly Dictionary<QueueEntity, (QueueCounters Last, Queue<QueueSecond> Series)> _series =
@@ -15,17 +19,23 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
     {
         lock (_sync)
         {
-            foreach (var queue in queues)
+            var current = queues.ToHashSet();
+            foreach (var gone in _series.Keys.Where(q => !current.Contains(q)).ToList())
             {
-                var (last, series) = _series[queue];
-                var current = queue.Metrics.Read();
-                series.Enqueue(new QueueSecond(now.ToUnixTimeSeconds(), current.Minus(last), queue.Counts().Active, queue.DeadLetterQueue?.Counts().Active ?? 0));
+                _series.Remove(gone);
+            }
+
+            foreach (var queue in current)
+            {
+                var (last, series) = SeriesOf(queue);
+                var counters = queue.Metrics.Read();
+                series.Enqueue(new QueueSecond(now.ToUnixTimeSeconds(), counters.Minus(last), queue.Counts().Active, queue.DeadLetterQueue?.Counts().Active ?? 0));
                 while (series.Count > seriesSeconds)
                 {
                     series.Dequeue();
                 }
 
-                _series[queue] = (current, series);
+                _series[queue] = (counters, series);
             }
         }
     }
@@ -42,7 +52,7 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
             QueueSecond[] series;
             lock (_sync)
             {
-                series = [.. _series[queue].Series];
+                series = [.. SeriesOf(queue).Series];
             }
 
             result.Add(new QueueMetricsSnapshot(
@@ -61,6 +71,20 @@ internal sealed class MetricsRecorder(IReadOnlyList<QueueEntity> queues, int ser
         }
 
         return new EmulatorMetricsSnapshot(now, result) { Faults = faults.Counts() };
+    }
+
+    /// <summary>
+    /// A queue's series, started empty when the queue is new; its first second counts from zero, so what happened between
+    /// its creation and its first sample is in it. Caller holds the lock.
+    /// </summary>
+    private (QueueCounters Last, Queue<QueueSecond> Series) SeriesOf(QueueEntity queue)
+    {
+        if (!_series.TryGetValue(queue, out var entry))
+        {
+            _series[queue] = entry = (new QueueCounters(0, 0, 0, 0, 0, 0, 0, 0, 0, 0), new Queue<QueueSecond>());
+        }
+
+        return entry;
     }
 
     /// <summary>Seconds since <paramref name="enqueued"/> (0 for an empty queue), as the JSON and the age gauge report it.</summary>

@@ -2,7 +2,6 @@
 // that nothing one test leaves behind changes another.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ServiceBusClient } from "@azure/service-bus";
 import { startEmulator } from "../emulator.mjs";
 
 const queues = ["roundtrip", "peekfirst", "renew", "refusal", "deadletter", "batch", "receivedelete", "abandon", "scheduled", "cancelscheduled", "scheduledsend"];
@@ -16,14 +15,7 @@ after(async () => {
   await emulator?.stop();
 });
 
-async function withClient(use) {
-  const client = new ServiceBusClient(emulator.connectionString, { retryOptions: { maxRetries: 1, timeoutInMs: 15_000 } });
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
+const withClient = (use) => emulator.withClient(use);
 
 test("a message sent is received with its properties and completed", { timeout: 60_000 }, async () => {
   await withClient(async (client) => {

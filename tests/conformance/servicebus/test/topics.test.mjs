@@ -1,7 +1,6 @@
 // Topics and subscriptions as the official JavaScript SDK sees them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ServiceBusClient } from "@azure/service-bus";
 import { startEmulator } from "../emulator.mjs";
 
 const topic = "deliveries";
@@ -25,14 +24,7 @@ after(async () => {
   await emulator?.stop();
 });
 
-async function withClient(use) {
-  const client = new ServiceBusClient(emulator.connectionString, { retryOptions: { maxRetries: 1, timeoutInMs: 15_000 } });
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
+const withClient = (use) => emulator.withClient(use);
 
 test("a message sent to a topic is received from its subscriptions; a filtered one leaves others out", { timeout: 60_000 }, async () => {
   await withClient(async (client) => {

@@ -2,9 +2,12 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace DroneDelivery.Emulators.CosmosDb.Hosting;
+namespace DroneDelivery.Emulators;
 
-/// <summary>A throwaway TLS certificate for <c>localhost</c>, <c>127.0.0.1</c> and the listening address, made at start-up.</summary>
+/// <summary>
+/// A throwaway TLS certificate for <c>localhost</c>, <c>127.0.0.1</c> and the listening address, made at start-up.
+/// Compiled into each emulator that serves HTTPS.
+/// </summary>
 internal static class SelfSignedCertificate
 {
     public static X509Certificate2 Create(IPAddress listening)
