@@ -153,8 +153,7 @@ module serviceBus 'modules/servicebus.bicep' = {
     sku: serviceBusSku
     lockDuration: queueLockDuration
     maxDeliveryCount: queueMaxDeliveryCount
-    ingestionPrincipalId: principalIds.ingestion
-    workflowPrincipalId: principalIds.workflow
+    principalIds: principalIds
     kedaPrincipalId: identities.outputs.kedaPrincipalId
   }
 }

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.RegularExpressions;
@@ -25,12 +24,6 @@ public sealed class InfrastructureTests
 
         return files;
     }
-
-    /// <summary>
-    /// One build per file, shared by every test here: the Bicep CLI starts slowly, and a build reports the
-    /// linter's findings as warnings too (what <c>bicep lint</c> would print), so the build alone proves both.
-    /// </summary>
-    private static readonly ConcurrentDictionary<string, Lazy<ToolResult>> Builds = new(StringComparer.Ordinal);
 
     [Theory]
     [MemberData(nameof(BicepFiles))]
@@ -108,24 +101,11 @@ public sealed class InfrastructureTests
             properties.GetString(), StringComparison.Ordinal);
     }
 
-    private static IEnumerable<JsonElement> Resources(JsonElement arm)
-    {
-        var resources = arm.GetProperty("resources");
-        return resources.ValueKind == JsonValueKind.Array
-            ? resources.EnumerateArray().ToList()
-            : resources.EnumerateObject().Select(r => r.Value).ToList();
-    }
+    private static IEnumerable<JsonElement> Resources(JsonElement arm) => Bicep.Resources(arm);
 
-    private static ToolResult Build(string file) =>
-        Builds.GetOrAdd(file, f => new(() => ExternalTool.Run(
-            ExternalTool.Bicep, [f.EndsWith(".bicepparam", StringComparison.Ordinal) ? "build-params" : "build", f, "--stdout"], Infra))).Value;
+    private static ToolResult Build(string file) => Bicep.Build(file);
 
-    private static JsonElement Compile(string file)
-    {
-        var result = Build(file);
-        Assert.True(result.ExitCode == 0, result.Describe());
-        return JsonDocument.Parse(result.StandardOutput).RootElement.Clone();
-    }
+    private static JsonElement Compile(string file) => Bicep.Compile(file);
 }
 
 /// <summary>
