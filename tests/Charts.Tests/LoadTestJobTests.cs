@@ -69,6 +69,18 @@ public sealed class LoadTestJobTests
     }
 
     [Fact]
+    public void The_Jobs_and_the_Azure_Load_Testing_configurations_load_the_same_shapes()
+    {
+        var render = Chart.Template(Chart.KindLoadTests);
+        string Setting(string file, string name) =>
+            Yaml.Parse(File.ReadAllText(DroneDelivery.LocalSystem.RepositoryLayout.InRepository("loadtests", "AzureLoadTesting", file)))
+                .List("env").OfType<IDictionary<object, object?>>().Single(e => e.Text("name") == name).Text("value")!;
+
+        Assert.Equal(Setting("invoice.yaml", "DRONEDELIVERY_USERS"), After(Arguments(render, "load-invoice"), "--step"));
+        Assert.Equal(Setting("delivery-requests.yaml", "DRONEDELIVERY_RATE"), After(Arguments(render, "load-delivery-requests"), "--rate"));
+    }
+
+    [Fact]
     public void With_the_development_issuer_each_owners_tokens_are_minted_from_the_key_the_services_trust()
     {
         var render = Chart.Template(Chart.KindLoadTests);
