@@ -57,6 +57,20 @@ public sealed class KubernetesFilesTests
     }
 
     [Fact]
+    public void The_README_names_the_services_the_kind_cluster_maps_to_host_ports_and_no_others()
+    {
+        var row = File.ReadAllLines(Path.Combine(K8s, "README.md")).Single(l => l.StartsWith("| `kind/cluster.yaml` |", StringComparison.Ordinal));
+        var nodePorts = Chart.Template(Chart.Kind).OfKind("Service")
+            .Where(s => s.Body.Text("spec", "type") == "NodePort").Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+
+        foreach (var service in new[] { "gateway", "ingestion", "workflow", "delivery", "package", "dronescheduler" })
+        {
+            Assert.True(nodePorts.Contains(service) == System.Text.RegularExpressions.Regex.IsMatch(row, $@"\b{service}\b"),
+                $"k8s/README.md {(nodePorts.Contains(service) ? "does not name" : "names")} {service} among the host ports, but the kind values {(nodePorts.Contains(service) ? "give it" : "give it no")} NodePort: {row}");
+        }
+    }
+
+    [Fact]
     public void Grafana_sidecar_looks_for_the_label_the_chart_puts_on_its_dashboards()
     {
         var stack = Yaml.Parse(File.ReadAllText(Path.Combine(K8s, "observability", "kube-prometheus-stack-values.yaml")));
