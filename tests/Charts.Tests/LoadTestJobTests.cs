@@ -17,7 +17,8 @@ public sealed class LoadTestJobTests
     [Fact]
     public void Without_the_value_there_are_no_load_Jobs()
     {
-        Assert.DoesNotContain(Chart.Template(Chart.Kind).OfKind("Job"), j => Jobs.Contains(j.Name));
+        Assert.DoesNotContain(Chart.Template(Chart.Defaults).OfKind("Job"), j => Jobs.Contains(j.Name));
+        Assert.DoesNotContain(Chart.Template(Chart.Defaults).OfKind("NetworkPolicy"), p => p.Name == "load-test");
     }
 
     [Theory]

@@ -124,7 +124,7 @@ public static class Chart
     /// <summary>The values docs/deploy-kind.md installs with (k8s/kind/values-kind.yaml).</summary>
     public static ValuesSet Kind { get; } = new("kind", "-f", RepositoryLayout.InRepository("k8s", "kind", "values-kind.yaml"));
 
-    /// <summary>The kind values with the load driver's test Jobs (development-issuer tokens).</summary>
+    /// <summary>The kind values, which turn on the load driver's test Jobs (development-issuer tokens), said explicitly.</summary>
     public static ValuesSet KindLoadTests { get; } = Kind.With("kind, load tests", "--set", "loadTest.enabled=true");
 
     /// <summary>Azure with everything on and the load driver's test Jobs (a client app's credentials).</summary>
