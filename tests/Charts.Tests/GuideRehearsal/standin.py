@@ -377,6 +377,8 @@ def load(azure, outputs, command, o, group, answer):
         config_file = existing_file(one(o, "--load-test-config-file"), "load test configuration")
         config = yaml.safe_load(open(config_file, encoding="utf-8"))
         existing_file(os.path.join(os.path.dirname(config_file), config["testPlan"]), "test plan")
+        if config.get("testId") != one(o, "--test-id"):
+            fail(f"--test-id {one(o, '--test-id')} is not the configuration's testId {config.get('testId')}")
         env = {e["name"]: e["value"] for e in config.get("env", [])}
         env.update(dict(p.split("=", 1) for p in o.get("--env", [])))
         secrets = dict(p.split("=", 1) for p in o.get("--secret", []))
