@@ -29,6 +29,9 @@ param userNodeCount int = 6
 @description('VM size of the workload nodes.')
 param userNodeVmSize string = 'Standard_D2s_v5'
 
+@description('Availability zones of the node pools, e.g. [\'1\', \'2\', \'3\'] in a region that has them. Empty: none, and the chart\'s zone spread has nothing to spread over. Only when the cluster is created: give it to the first deployment and every later one.')
+param availabilityZones array = []
+
 @description('Cosmos DB database id (Helm: cosmosDb.databaseId).')
 param cosmosDatabaseId string = 'dronedelivery'
 
@@ -116,6 +119,7 @@ module aks 'modules/aks.bicep' = {
     kubernetesVersion: kubernetesVersion
     userNodeCount: userNodeCount
     userNodeVmSize: userNodeVmSize
+    availabilityZones: availabilityZones
     workspaceId: monitoring.outputs.workspaceId
   }
 }
@@ -153,8 +157,7 @@ module serviceBus 'modules/servicebus.bicep' = {
     sku: serviceBusSku
     lockDuration: queueLockDuration
     maxDeliveryCount: queueMaxDeliveryCount
-    ingestionPrincipalId: principalIds.ingestion
-    workflowPrincipalId: principalIds.workflow
+    principalIds: principalIds
     kedaPrincipalId: identities.outputs.kedaPrincipalId
   }
 }

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the eight Drone Delivery images from src/Dockerfile with the names and tag the chart
-# expects, then loads them into a kind cluster or pushes them to a registry.
+# Builds the nine Drone Delivery images (six services, two emulators, the load driver) from
+# src/Dockerfile with the names and tag the chart expects, then loads them into a kind cluster or
+# pushes them to a registry.
 #
 #   k8s/build-images.sh kind [cluster-name]        build without attestations, then load into kind as an image archive (default cluster: dronedelivery)
 #   k8s/build-images.sh push <registry>            build as <registry>/dronedelivery/<name>:<tag>, then docker push
 #   k8s/build-images.sh acr <acr-name>             build in Azure Container Registry (az acr build, the classic builder; no local Docker needed)
 #
-# The tag is the chart's image.tag (charts/dronedelivery/values.yaml); override with TAG=...
+# The tag is the chart's image.tag (charts/dronedelivery/values.yaml); override with TAG=... For a
+# registry, give each build a tag of its own (docs/deploy-aks.md: TAG=git-<commit>): nodes pull a tag
+# they already hold only once, so a rebuilt image under an old tag never reaches them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +18,7 @@ target="${2:-}"
 tag="${TAG:-$(sed -n 's/^  tag: "\(.*\)"$/\1/p' charts/dronedelivery/values.yaml | head -n 1)}"
 [ -n "$tag" ] || { echo "Cannot read image.tag from charts/dronedelivery/values.yaml; set TAG." >&2; exit 2; }
 
-# image name → project folder under src/
+# image name → project folder under src/ (the load driver's under loadtests/)
 images=(
   "gateway:Gateway"
   "ingestion:Ingestion"
@@ -25,6 +28,7 @@ images=(
   "dronescheduler:DroneScheduler"
   "cosmosdb-emulator:Emulators/CosmosDb"
   "servicebus-emulator:Emulators/ServiceBus"
+  "loaddriver:LoadDriver"
 )
 
 case "$mode" in
@@ -66,7 +70,7 @@ case "$mode" in
     done
     ;;
   *)
-    sed -n '2,9p' "$0" >&2
+    sed -n '2,12p' "$0" >&2
     exit 2
     ;;
 esac

@@ -26,6 +26,9 @@ param userNodeVmSize string = 'Standard_D2s_v5'
 @description('VM size of the system pool.')
 param systemNodeVmSize string = 'Standard_D2s_v5'
 
+@description('Availability zones of both node pools, e.g. [\'1\', \'2\', \'3\']. Empty: no zones, so the chart\'s spread over topology.kubernetes.io/zone has one zone to spread over. Fixed when a pool is created: AKS cannot add zones to an existing pool.')
+param availabilityZones array = []
+
 @description('Install the KEDA add-on (the chart\'s workflow.keda).')
 param enableKeda bool = true
 
@@ -59,6 +62,7 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
         osType: 'Linux'
         osSKU: 'AzureLinux'
         type: 'VirtualMachineScaleSets'
+        ...(empty(availabilityZones) ? {} : { availabilityZones: availabilityZones })
         nodeTaints: [
           'CriticalAddonsOnly=true:NoSchedule'
         ]
@@ -71,6 +75,7 @@ resource cluster 'Microsoft.ContainerService/managedClusters@2024-09-01' = {
         osType: 'Linux'
         osSKU: 'AzureLinux'
         type: 'VirtualMachineScaleSets'
+        ...(empty(availabilityZones) ? {} : { availabilityZones: availabilityZones })
       }
     ]
     networkProfile: {

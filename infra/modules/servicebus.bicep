@@ -1,5 +1,7 @@
 // Service Bus namespace and the delivery-requests queue; lock duration and max delivery count are
-// parameters (step B5). Ingestion may only send, Workflow only receive, KEDA only read the length.
+// parameters (step B5). Each identity gets the rights of the calls its service makes: Ingestion
+// sends; Workflow receives and settles, and also sends, because a transient failure schedules a
+// copy of the message for later (ScheduleMessageAsync needs Send); KEDA reads the queue's length.
 
 @description('Azure region.')
 param location string
@@ -25,11 +27,8 @@ param lockDuration string = 'PT1M'
 @maxValue(2000)
 param maxDeliveryCount int = 5
 
-@description('Principal id of the ingestion identity (sender).')
-param ingestionPrincipalId string
-
-@description('Principal id of the workflow identity (receiver).')
-param workflowPrincipalId string
+@description('Principal id of each service identity, keyed by service name.')
+param principalIds object
 
 @description('Principal id of KEDA\'s identity (reads the queue length).')
 param kedaPrincipalId string
@@ -67,21 +66,33 @@ var roles = {
   owner: '090c5cfd-751d-490a-894a-3ce6f1109419' // Azure Service Bus Data Owner: KEDA's runtime-properties read needs Manage
 }
 
-var assignments = [
-  { principalId: ingestionPrincipalId, role: roles.sender }
-  { principalId: workflowPrincipalId, role: roles.receiver }
-  { principalId: kedaPrincipalId, role: roles.owner }
+// Which service holds which role on the queue. Workflow's retry path (ScheduleMessageAsync) sends:
+// without Sender every transient failure falls back to Abandon, with no back-off.
+var serviceRoles = [
+  { service: 'ingestion', role: 'sender' }
+  { service: 'workflow', role: 'receiver' }
+  { service: 'workflow', role: 'sender' }
 ]
 
-resource roleAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for a in assignments: {
+resource serviceRoleAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for a in serviceRoles: {
   scope: queue
-  name: guid(queue.id, a.principalId, a.role)
+  name: guid(queue.id, principalIds[a.service], roles[a.role])
   properties: {
-    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', a.role)
-    principalId: a.principalId
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles[a.role])
+    principalId: principalIds[a.service]
     principalType: 'ServicePrincipal'
   }
 }]
+
+resource kedaRoleAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  scope: queue
+  name: guid(queue.id, kedaPrincipalId, roles.owner)
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.owner)
+    principalId: kedaPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
 
 @description('Helm: azure.serviceBus.fullyQualifiedNamespace.')
 output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'

@@ -11,12 +11,14 @@ using DroneDelivery.LocalSystem;
 // dotnet run --project src/Lab -- run B --steps B4 --set workflow.settings.Processor.PrefetchCount=0    B4 and a what-if of it
 // dotnet run --project src/Lab -- compare artifacts/lab/<run 1> artifacts/lab/<run 2>
 // dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20
+// dotnet run --project src/Lab -- up --step A4          the system at a step, left running for a load of your own until Ctrl-C
 // dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
 // dotnet run --project src/Lab -- chaos --quick [--step B5]      kill processes and fail dependencies under load; verdicts from the stores
 // dotnet run --project src/Lab -- calibration [no-latency] > my.json; … run A --calibration my.json
 var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());
+root.Subcommands.Add(LabCommands.Up());
 root.Subcommands.Add(LabCommands.Capacity());
 root.Subcommands.Add(LabCommands.Chaos());
 root.Subcommands.Add(LabCommands.Calibration());
@@ -111,6 +113,8 @@ namespace DroneDelivery.Lab
         }
 
         public static Command Soak() => SoakRunner.Command(OutputOption(), DefaultOutput, Log);
+
+        public static Command Up() => UpRunner.Command(OutputOption(), DefaultOutput, Log);
 
         public static Command Capacity() => CapacityRunner.Command(OutputOption(), DefaultOutput, Log);
 

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.RegularExpressions;
@@ -25,12 +24,6 @@ public sealed class InfrastructureTests
 
         return files;
     }
-
-    /// <summary>
-    /// One build per file, shared by every test here: the Bicep CLI starts slowly, and a build reports the
-    /// linter's findings as warnings too (what <c>bicep lint</c> would print), so the build alone proves both.
-    /// </summary>
-    private static readonly ConcurrentDictionary<string, Lazy<ToolResult>> Builds = new(StringComparer.Ordinal);
 
     [Theory]
     [MemberData(nameof(BicepFiles))]
@@ -108,24 +101,42 @@ public sealed class InfrastructureTests
             properties.GetString(), StringComparison.Ordinal);
     }
 
-    private static IEnumerable<JsonElement> Resources(JsonElement arm)
+    [Fact]
+    public void Both_node_pools_take_the_availability_zones_given_and_none_by_default()
     {
-        var resources = arm.GetProperty("resources");
-        return resources.ValueKind == JsonValueKind.Array
-            ? resources.EnumerateArray().ToList()
-            : resources.EnumerateObject().Select(r => r.Value).ToList();
+        // The chart spreads pods over topology.kubernetes.io/zone: without zones on the pools that spread does nothing.
+        var main = Compile("main.bicep");
+        Assert.Equal("array", main.GetProperty("parameters").GetProperty("availabilityZones").GetProperty("type").GetString());
+        Assert.Equal(0, main.GetProperty("parameters").GetProperty("availabilityZones").GetProperty("defaultValue").GetArrayLength());
+        var aksModule = Resources(main).Single(r => r.GetProperty("type").GetString() == "Microsoft.Resources/deployments" && r.GetProperty("name").GetString() == "aks");
+        Assert.Equal("[parameters('availabilityZones')]", aksModule.GetProperty("properties").GetProperty("parameters").GetProperty("availabilityZones").GetProperty("value").GetString());
+
+        var cluster = Resources(Compile("modules/aks.bicep")).Single(r => r.GetProperty("type").GetString() == "Microsoft.ContainerService/managedClusters");
+        var properties = cluster.GetProperty("properties").GetString()!;
+        const string zonesWhenGiven = "if(empty(parameters('availabilityZones')), createObject(), createObject('availabilityZones', parameters('availabilityZones')))";
+        Assert.Equal(2, properties.Split(zonesWhenGiven).Length - 1);
     }
 
-    private static ToolResult Build(string file) =>
-        Builds.GetOrAdd(file, f => new(() => ExternalTool.Run(
-            ExternalTool.Bicep, [f.EndsWith(".bicepparam", StringComparison.Ordinal) ? "build-params" : "build", f, "--stdout"], Infra))).Value;
-
-    private static JsonElement Compile(string file)
+    [Fact]
+    public void The_APIs_app_roles_are_the_roles_the_services_accept_for_applications()
     {
-        var result = Build(file);
-        Assert.True(result.ExitCode == 0, result.Describe());
-        return JsonDocument.Parse(result.StandardOutput).RootElement.Clone();
+        // docs/deploy-aks.md registers the API with these roles; the client app of the load tests is granted them.
+        using var roles = JsonDocument.Parse(File.ReadAllText(Path.Combine(Infra, "entra", "api-app-roles.json")));
+
+        var declared = roles.RootElement.EnumerateArray().ToList();
+
+        Assert.Equal(DroneDelivery.Access.ApiAccess.Roles.All.Order(StringComparer.Ordinal), declared.Select(r => r.GetProperty("value").GetString()!).Order(StringComparer.Ordinal));
+        Assert.All(declared, r => Assert.Equal(["Application"], r.GetProperty("allowedMemberTypes").EnumerateArray().Select(m => m.GetString())));
+        Assert.All(declared, r => Assert.True(r.GetProperty("isEnabled").GetBoolean()));
+        Assert.All(declared, r => Assert.True(Guid.TryParse(r.GetProperty("id").GetString(), out _)));
+        Assert.Equal(declared.Count, declared.Select(r => r.GetProperty("id").GetString()).Distinct().Count());
     }
+
+    private static IEnumerable<JsonElement> Resources(JsonElement arm) => Bicep.Resources(arm);
+
+    private static ToolResult Build(string file) => Bicep.Build(file);
+
+    private static JsonElement Compile(string file) => Bicep.Compile(file);
 }
 
 /// <summary>

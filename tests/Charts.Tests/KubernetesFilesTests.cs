@@ -57,6 +57,20 @@ public sealed class KubernetesFilesTests
     }
 
     [Fact]
+    public void The_README_names_the_services_the_kind_cluster_maps_to_host_ports_and_no_others()
+    {
+        var row = File.ReadAllLines(Path.Combine(K8s, "README.md")).Single(l => l.StartsWith("| `kind/cluster.yaml` |", StringComparison.Ordinal));
+        var nodePorts = Chart.Template(Chart.Kind).OfKind("Service")
+            .Where(s => s.Body.Text("spec", "type") == "NodePort").Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+
+        foreach (var service in new[] { "gateway", "ingestion", "workflow", "delivery", "package", "dronescheduler" })
+        {
+            Assert.True(nodePorts.Contains(service) == System.Text.RegularExpressions.Regex.IsMatch(row, $@"\b{service}\b"),
+                $"k8s/README.md {(nodePorts.Contains(service) ? "does not name" : "names")} {service} among the host ports, but the kind values {(nodePorts.Contains(service) ? "give it" : "give it no")} NodePort: {row}");
+        }
+    }
+
+    [Fact]
     public void Grafana_sidecar_looks_for_the_label_the_chart_puts_on_its_dashboards()
     {
         var stack = Yaml.Parse(File.ReadAllText(Path.Combine(K8s, "observability", "kube-prometheus-stack-values.yaml")));
@@ -100,7 +114,7 @@ public sealed class KubernetesFilesTests
     public void Image_build_script_builds_every_image_the_chart_deploys()
     {
         var script = File.ReadAllText(Path.Combine(K8s, "build-images.sh"));
-        var images = Chart.Template(Chart.Defaults).Manifests
+        var images = Chart.Template(Chart.KindLoadTests).Manifests
             .SelectMany(m => m.Containers)
             .Select(c => c.Text("image")!)
             .Where(i => i.StartsWith("dronedelivery/", StringComparison.Ordinal))
@@ -108,7 +122,7 @@ public sealed class KubernetesFilesTests
             .Distinct()
             .ToList();
 
-        Assert.Equal(8, images.Count);
+        Assert.Equal(9, images.Count);
         foreach (var image in images)
         {
             Assert.Contains($"\"{image}:", script);

@@ -40,6 +40,50 @@ public sealed partial class PodSpecTests
 
     [Theory]
     [MemberData(nameof(ValueSetNames))]
+    public void A_service_that_takes_requests_keeps_serving_until_it_has_left_its_endpoints_and_then_stops_gracefully(string valueSet)
+    {
+        // Gateway, Ingestion and the backends are called over their Services (and the ingress); the Workflow is not.
+        var render = Chart.Template(Chart.ValueSet(valueSet));
+        foreach (var deployment in Services(render).Where(d => d.Name != "workflow"))
+        {
+            var container = deployment.Containers.Single();
+            var sleep = container.Text("lifecycle", "preStop", "sleep", "seconds");
+            Assert.True(sleep is not null && int.Parse(sleep, System.Globalization.CultureInfo.InvariantCulture) >= 5,
+                $"{deployment.Id} has no preStop sleep: during a rollout the ingress and kube-proxy still send it requests after it stopped.");
+            var grace = int.Parse(deployment.PodSpec.Text("terminationGracePeriodSeconds")!, System.Globalization.CultureInfo.InvariantCulture);
+            Assert.True(grace > int.Parse(sleep, System.Globalization.CultureInfo.InvariantCulture) + AspNetCoreShutdownSeconds,
+                $"{deployment.Id}: terminationGracePeriodSeconds {grace} leaves no room for the {sleep} s preStop sleep and ASP.NET Core's {AspNetCoreShutdownSeconds} s graceful stop.");
+        }
+    }
+
+    [Fact]
+    public void The_host_stops_gracefully_for_the_30_seconds_the_chart_allows_for()
+    {
+        Assert.Equal(TimeSpan.FromSeconds(AspNetCoreShutdownSeconds), new Microsoft.Extensions.Hosting.HostOptions().ShutdownTimeout);
+    }
+
+    [Fact]
+    public void The_chart_refuses_a_cluster_older_than_the_preStop_sleep_action()
+    {
+        // lifecycle.preStop.sleep is beta and on by default from Kubernetes 1.30 (alpha, off, in 1.29).
+        var older = ExternalTool.Run(ExternalTool.Helm, ["template", Chart.ReleaseName, Chart.Directory, "--kube-version", "1.29.9"]);
+        var supported = ExternalTool.Run(ExternalTool.Helm, ["template", Chart.ReleaseName, Chart.Directory, "--kube-version", "1.30.0"]);
+
+        Assert.NotEqual(0, older.ExitCode);
+        Assert.Contains("incompatible with Kubernetes v1.29.9", older.StandardError, StringComparison.Ordinal);
+        Assert.True(supported.ExitCode == 0, supported.Describe());
+    }
+
+    [Fact]
+    public void The_chart_refuses_a_grace_period_too_short_for_the_preStop_sleep()
+    {
+        var error = Chart.TemplateError("--set", "serviceDefaults.terminationGracePeriodSeconds=30");
+
+        Assert.Contains("terminationGracePeriodSeconds (30) must exceed preStopSleepSeconds (10)", error);
+    }
+
+    [Theory]
+    [MemberData(nameof(ValueSetNames))]
     public void Every_long_running_container_has_liveness_and_readiness_probes(string valueSet)
     {
         foreach (var (workload, container) in Containers(valueSet).Where(c => c.Workload.Kind == "Deployment"))
@@ -169,6 +213,29 @@ public sealed partial class PodSpecTests
         Assert.Equal("deliveryrequests", trigger.Text("metadata", "queueName"));
         Assert.Equal("azure-workload", azure.Get("TriggerAuthentication", "workflow-servicebus").Body.Text("spec", "podIdentity", "provider"));
     }
+
+    [Fact]
+    public void KEDA_keeps_more_Workflow_replicas_than_a_drain_may_take_and_scales_down_after_a_stabilization_window()
+    {
+        var scaled = Chart.Template(Chart.EverythingOn).Get("ScaledObject", "workflow");
+        var budget = Chart.Template(Chart.EverythingOn).Get("PodDisruptionBudget", "workflow");
+
+        Assert.True(int.Parse(scaled.Body.Text("spec", "minReplicaCount")!, System.Globalization.CultureInfo.InvariantCulture)
+            > int.Parse(budget.Body.Text("spec", "maxUnavailable")!, System.Globalization.CultureInfo.InvariantCulture));
+        // cooldownPeriod only governs scaling to zero; above the minimum the HPA's behavior does.
+        Assert.Equal("120", scaled.Body.Text("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "stabilizationWindowSeconds"));
+    }
+
+    [Fact]
+    public void The_chart_refuses_a_KEDA_minimum_a_drain_could_take_away()
+    {
+        var error = Chart.TemplateError("--set", "workflow.keda.enabled=true", "--set", "workflow.keda.minReplicas=1");
+
+        Assert.Contains("workflow.keda.minReplicas (1) must exceed the PodDisruptionBudget's maxUnavailable (1)", error);
+    }
+
+    /// <summary>ASP.NET Core's default <c>HostOptions.ShutdownTimeout</c>: how long a stopping service waits for requests in flight.</summary>
+    private const int AspNetCoreShutdownSeconds = 30;
 
     internal static IEnumerable<Manifest> Services(Render render) =>
         render.OfKind("Deployment").Where(d => d.Body.Text("metadata", "labels", "app.kubernetes.io/component") == "service");

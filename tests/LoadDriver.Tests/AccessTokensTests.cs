@@ -114,6 +114,53 @@ public sealed class AccessTokensTests
     }
 
     [Fact]
+    public void An_applications_token_from_a_credential_is_on_every_request_and_renewed_after_three_quarters_of_its_lifetime()
+    {
+        var time = new FakeTimeProvider(new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero));
+        var credential = new CountingCredential(time, TimeSpan.FromHours(1));
+        var tokens = AccessTokens.FromCredential(credential, "api://dronedelivery-api/.default", time);
+
+        var first = tokens.For("owner-1")!;
+        var other = tokens.For("owner-2")!;
+        time.Advance(TimeSpan.FromMinutes(44));
+        var reused = tokens.For("owner-1")!;
+        time.Advance(TimeSpan.FromMinutes(2));
+        var renewed = tokens.For("owner-3")!;
+
+        Assert.Equal("Bearer", first.Scheme);
+        Assert.Equal("token-1", first.Parameter);
+        Assert.Same(first, other);
+        Assert.Same(first, reused);
+        Assert.Equal("token-2", renewed.Parameter);
+        Assert.Equal(["api://dronedelivery-api/.default", "api://dronedelivery-api/.default"], credential.Scopes);
+    }
+
+    [Fact]
+    public void A_credential_that_gets_no_token_fails_before_any_request_is_sent()
+    {
+        var refused = new Azure.Identity.AuthenticationFailedException("AADSTS7000215: Invalid client secret provided.");
+
+        var thrown = Assert.Throws<Azure.Identity.AuthenticationFailedException>(() => AccessTokens.FromCredential(new FailingCredential(refused), "api://x/.default"));
+
+        Assert.Same(refused, thrown);
+    }
+
+    [Fact]
+    public async Task The_command_line_asks_for_the_client_credentials_a_token_scope_needs()
+    {
+        // The variables are Azure.Identity's; this test's process does not set them.
+        Assert.Null(Environment.GetEnvironmentVariable("AZURE_CLIENT_SECRET"));
+
+        var missing = await RunAsync("invoice", "--rate", "20:500ms", "--token-scope", "api://x/.default", "--progress", "none");
+        var both = await RunAsync("invoice", "--rate", "20:500ms", "--token-scope", "api://x/.default", "--token", "abc", "--progress", "none");
+
+        Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, missing.ExitCode);
+        Assert.Contains("--token-scope needs the client app's credentials in AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET", missing.Error, StringComparison.Ordinal);
+        Assert.Equal(1, both.ExitCode);
+        Assert.Contains("Give one of", both.Error, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task The_command_line_mints_from_a_key_file_and_refuses_an_unreadable_or_short_key()
     {
         using var keys = KeyFiles.Create();
@@ -139,7 +186,7 @@ public sealed class AccessTokensTests
         Assert.Equal(LoadDriverCommand.InvalidPlanExitCode, missing.ExitCode);
         Assert.Contains("cannot read", missing.Error, StringComparison.Ordinal);
         Assert.Equal(1, both.ExitCode);
-        Assert.Contains("not both", both.Error, StringComparison.Ordinal);
+        Assert.Contains("Give one of --signing-key-file", both.Error, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -225,5 +272,26 @@ public sealed class AccessTokensTests
         using var error = new StringWriter();
         var exitCode = await LoadDriverCommand.RunAsync(args, new CliConsole(output, error, IsTerminal: false));
         return (exitCode, output.ToString(), error.ToString());
+    }
+    /// <summary>A credential that hands out token-1, token-2, … valid for <paramref name="lifetime"/> on <paramref name="time"/>.</summary>
+    private sealed class CountingCredential(TimeProvider time, TimeSpan lifetime) : Azure.Core.TokenCredential
+    {
+        public List<string> Scopes { get; } = [];
+
+        public override Azure.Core.AccessToken GetToken(Azure.Core.TokenRequestContext requestContext, CancellationToken cancellationToken)
+        {
+            Scopes.AddRange(requestContext.Scopes);
+            return new Azure.Core.AccessToken($"token-{Scopes.Count}", time.GetUtcNow() + lifetime);
+        }
+
+        public override ValueTask<Azure.Core.AccessToken> GetTokenAsync(Azure.Core.TokenRequestContext requestContext, CancellationToken cancellationToken) =>
+            ValueTask.FromResult(GetToken(requestContext, cancellationToken));
+    }
+
+    private sealed class FailingCredential(Exception failure) : Azure.Core.TokenCredential
+    {
+        public override Azure.Core.AccessToken GetToken(Azure.Core.TokenRequestContext requestContext, CancellationToken cancellationToken) => throw failure;
+
+        public override ValueTask<Azure.Core.AccessToken> GetTokenAsync(Azure.Core.TokenRequestContext requestContext, CancellationToken cancellationToken) => throw failure;
     }
 }

@@ -34,6 +34,12 @@ app.kubernetes.io/name: {{ .name }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- end -}}
 
+{{/* Selects the load driver's test Jobs' pods (NetworkPolicies). */}}
+{{- define "dd.loadTestSelector" -}}
+app.kubernetes.io/component: load-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
 {{/* Selects every pod of the release (NetworkPolicies). */}}
 {{- define "dd.releaseSelector" -}}
 app.kubernetes.io/instance: {{ .Release.Name }}

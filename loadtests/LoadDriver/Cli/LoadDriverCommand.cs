@@ -352,13 +352,19 @@ internal static class LoadDriverCommand
             Description = "One bearer token for every request, e.g. an Entra ID application token with the roles that act for every owner. Default: no token unless --signing-key-file.",
         };
 
+        public Option<string?> TokenScope { get; } = new("--token-scope")
+        {
+            Description = "An application's Entra ID tokens for this scope (e.g. api://<API app id>/.default), from the client credentials in " +
+                "AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET, renewed before they expire. Default: no token unless --signing-key-file or --token.",
+        };
+
         public Option<ProgressMode> Progress { get; } = new("--progress") { Description = "auto (live in a terminal, lines otherwise), live, plain or none.", DefaultValueFactory = _ => ProgressMode.Auto };
 
         public Option<TimeSpan> ProgressEvery { get; } = DurationOption("--progress-every", "Interval of plain progress lines.", TimeSpan.FromSeconds(5));
 
         public void AddTo(Command command)
         {
-            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, SigningKeyFile, Issuer, Audience, Token, Output, Progress, ProgressEvery })
+            foreach (var option in new Option[] { Target, Step, Rate, Think, MaxRequests, MaxDuration, Timeout, ConnectTimeout, Connections, MaxInFlight, Seed, OwnerCount, OwnerFormat, SigningKeyFile, Issuer, Audience, Token, TokenScope, Output, Progress, ProgressEvery })
             {
                 command.Options.Add(option);
             }
@@ -375,9 +381,9 @@ internal static class LoadDriverCommand
                     result.AddError("--think applies to the closed model (--step) only.");
                 }
 
-                if (result.GetResult(SigningKeyFile) is not null && result.GetResult(Token) is not null)
+                if (new[] { result.GetResult(SigningKeyFile), result.GetResult(Token), result.GetResult(TokenScope) }.Count(r => r is not null) > 1)
                 {
-                    result.AddError("Give either --signing-key-file (a token per owner) or --token (one token), not both.");
+                    result.AddError("Give one of --signing-key-file (a token per owner), --token (one token) and --token-scope (an application's tokens), not more.");
                 }
             });
         }
@@ -390,6 +396,11 @@ internal static class LoadDriverCommand
             if (parse.GetValue(Token) is { } token)
             {
                 return AccessTokens.Fixed(token);
+            }
+
+            if (parse.GetValue(TokenScope) is { } scope)
+            {
+                return ClientCredentialTokens(scope);
             }
 
             return parse.GetValue(SigningKeyFile) is { } file
@@ -415,6 +426,37 @@ internal static class LoadDriverCommand
                     MaxInFlight = parse.GetValue(MaxInFlight),
                 },
             };
+        }
+
+        /// <summary>
+        /// Tokens from the client credentials in the environment (Azure.Identity's names, as its EnvironmentCredential
+        /// reads them; AZURE_AUTHORITY_HOST for another cloud); missing variables or a refused credential are an invalid plan.
+        /// </summary>
+        private static AccessTokens ClientCredentialTokens(string scope)
+        {
+            string[] names = ["AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"];
+            var missing = names.Where(n => string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(n))).ToList();
+            if (missing.Count > 0)
+            {
+                throw new ArgumentException($"--token-scope needs the client app's credentials in {string.Join(", ", names)}; {string.Join(", ", missing)} not set.");
+            }
+
+            var options = new Azure.Identity.ClientSecretCredentialOptions();
+            if (Environment.GetEnvironmentVariable("AZURE_AUTHORITY_HOST") is { Length: > 0 } authority)
+            {
+                options.AuthorityHost = new Uri(authority);
+            }
+
+            var credential = new Azure.Identity.ClientSecretCredential(
+                Environment.GetEnvironmentVariable(names[0]), Environment.GetEnvironmentVariable(names[1]), Environment.GetEnvironmentVariable(names[2]), options);
+            try
+            {
+                return AccessTokens.FromCredential(credential, scope);
+            }
+            catch (Azure.Identity.AuthenticationFailedException e)
+            {
+                throw new ArgumentException($"--token-scope {scope}: no token for the client app {Environment.GetEnvironmentVariable(names[1])}: {e.Message}");
+            }
         }
 
         private static ClosedLoad Parse(string step) =>

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net.Http.Headers;
+using Azure.Core;
 using DroneDelivery.Access;
 
 namespace DroneDelivery.LoadDriver.Scenarios;
@@ -31,6 +32,20 @@ public abstract class AccessTokens
     /// </summary>
     public static AccessTokens Minted(DevelopmentIssuer issuer) => new MintedTokens(issuer ?? throw new ArgumentNullException(nameof(issuer)));
 
+    /// <summary>
+    /// An application's tokens from <paramref name="credential"/> for <paramref name="scope"/> (e.g. a client app's
+    /// client credentials for <c>api://&lt;API app id&gt;/.default</c>): one token for every owner, as an application
+    /// with the roles that act for every owner has. The first token is fetched here, so a credential that cannot
+    /// get one fails before any load is sent; it is renewed when three quarters of its lifetime have passed, by
+    /// one request while the others still carry the current token.
+    /// </summary>
+    public static AccessTokens FromCredential(TokenCredential credential, string scope, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(credential);
+        ArgumentException.ThrowIfNullOrWhiteSpace(scope);
+        return new CredentialTokens(credential, new TokenRequestContext([scope]), time ?? TimeProvider.System);
+    }
+
     /// <summary>The Authorization header of a request made for <paramref name="ownerId"/>, or null for none.</summary>
     public abstract AuthenticationHeaderValue? For(string ownerId);
 
@@ -42,6 +57,51 @@ public abstract class AccessTokens
     private sealed class FixedToken(AuthenticationHeaderValue header) : AccessTokens
     {
         public override AuthenticationHeaderValue For(string ownerId) => header;
+    }
+
+    private sealed class CredentialTokens : AccessTokens
+    {
+        private readonly TokenCredential _credential;
+        private readonly TokenRequestContext _context;
+        private readonly TimeProvider _time;
+        private readonly Lock _renewing = new();
+        private volatile Current _current;
+
+        public CredentialTokens(TokenCredential credential, TokenRequestContext context, TimeProvider time)
+        {
+            (_credential, _context, _time) = (credential, context, time);
+            _current = Fetch();
+        }
+
+        public override AuthenticationHeaderValue For(string ownerId)
+        {
+            var current = _current;
+            if (_time.GetUtcNow() >= current.RenewAt && _renewing.TryEnter())
+            {
+                try
+                {
+                    if (_time.GetUtcNow() >= _current.RenewAt)
+                    {
+                        _current = Fetch();
+                    }
+                }
+                finally
+                {
+                    _renewing.Exit();
+                }
+            }
+
+            return _current.Header;
+        }
+
+        private Current Fetch()
+        {
+            var now = _time.GetUtcNow();
+            var token = _credential.GetToken(_context, CancellationToken.None);
+            return new Current(new AuthenticationHeaderValue("Bearer", token.Token), now + ((token.ExpiresOn - now) * 0.75));
+        }
+
+        private sealed record Current(AuthenticationHeaderValue Header, DateTimeOffset RenewAt);
     }
 
     private sealed class MintedTokens(DevelopmentIssuer issuer) : AccessTokens

@@ -124,8 +124,17 @@ public static class Chart
     /// <summary>The values docs/deploy-kind.md installs with (k8s/kind/values-kind.yaml).</summary>
     public static ValuesSet Kind { get; } = new("kind", "-f", RepositoryLayout.InRepository("k8s", "kind", "values-kind.yaml"));
 
+    /// <summary>The kind values, which turn on the load driver's test Jobs (development-issuer tokens), said explicitly.</summary>
+    public static ValuesSet KindLoadTests { get; } = Kind.With("kind, load tests", "--set", "loadTest.enabled=true");
+
+    /// <summary>Azure with everything on and the load driver's test Jobs (a client app's credentials).</summary>
+    public static ValuesSet AzureLoadTests { get; } = AzureEverythingOn.With("azure, load tests",
+        "--set", "loadTest.enabled=true",
+        "--set", "loadTest.entraId.clientId=00000000-0000-0000-0000-0000000000d1",
+        "--set", "loadTest.entraId.clientSecret.name=dronedelivery-load-client");
+
     public static IEnumerable<ValuesSet> AllValueSets =>
-        new[] { Defaults, Kind, Azure, EverythingOn, AzureEverythingOn, ExistingSecret }.Concat(StepNames.Select(Step));
+        new[] { Defaults, Kind, Azure, EverythingOn, AzureEverythingOn, ExistingSecret, KindLoadTests, AzureLoadTests }.Concat(StepNames.Select(Step));
 
     public static ValuesSet ValueSet(string name) =>
         AllValueSets.SingleOrDefault(v => v.Name == name) ?? throw new ArgumentException($"No values set named '{name}'.");
