@@ -48,7 +48,7 @@ param utilizationPartitionKeyPath string = '/partitionKey'
 @maxValue(1000000)
 param utilizationByOwnerThroughput int = 0
 
-@description('RU/s of the packages and drones containers: Package\'s aggregate queries at scenario A\'s peak need about 750.')
+@description('RU/s of the packages and drones containers: Package\'s aggregate query at scenario A\'s peak needs about 370, with room for bursts.')
 @minValue(400)
 @maxValue(1000000)
 param supportingContainerThroughput int = 1000

@@ -91,8 +91,9 @@ public sealed class PackageTests(CosmosFixture cosmos) : IAsyncLifetime
         await Summary(NewId(), 2025, 6);
 
         Assert.True(metrics.Sum(PackageTelemetry.OperationRequestCharge, ("operation", PackageTelemetry.Operations.GetPackageSummary)) > 0);
-        Assert.True(metrics.Sum(PackageTelemetry.OperationCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary)) >= 2);
-        Assert.True(metrics.Sum(PackageTelemetry.CosmosCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary), ("db.operation.name", "query"), ("http.response.status_code", "200")) >= 2);
+        // One query: its partition's page (and the plan the client asks for first).
+        Assert.True(metrics.Sum(PackageTelemetry.OperationCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary)) >= 1);
+        Assert.True(metrics.Sum(PackageTelemetry.CosmosCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary), ("db.operation.name", "query"), ("http.response.status_code", "200")) >= 1);
     }
 
     [Fact]

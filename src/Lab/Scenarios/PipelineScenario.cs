@@ -136,12 +136,13 @@ internal sealed class PipelineScenario : LabScenario
         }
     }
 
+    /// <summary>Requests followed to completion, every one (capacity, soak and chaos count them).</summary>
     public override LoadScenario Workload(LabContext context) => Requests(context, follow: true);
 
     /// <summary>A step's own load follows each delivery only when the step drains (<see cref="DrainWindow"/>): otherwise the step ends with its load.</summary>
-    public override LoadScenario Workload(LabContext context, Step step) => Requests(context, follow: DrainWindow(context, step) > TimeSpan.Zero);
+    public override LoadScenario Workload(LabContext context, Step step) => Requests(context, follow: DrainWindow(context, step) > TimeSpan.Zero, followOneIn: StepFollowOneIn);
 
-    private static DeliveryRequestsScenario Requests(LabContext context, bool follow) => new(new DeliveryRequestsScenarioOptions
+    private static DeliveryRequestsScenario Requests(LabContext context, bool follow, int followOneIn = 1) => new(new DeliveryRequestsScenarioOptions
     {
         Ingestion = context.Deployment.Address(ServiceKind.Ingestion),
         StatusBase = context.Deployment.Address(ServiceKind.Delivery),
@@ -154,9 +155,7 @@ internal sealed class PipelineScenario : LabScenario
                 PollInterval = TimeSpan.FromSeconds(1),
                 MaxWait = FollowWindow(context),
                 MaxConcurrentPolls = 8,
-                // One delivery in ten: the completion latency's distribution, without polls that would load
-                // Delivery and the lab as much as the workflow's own calls do.
-                FollowOneIn = FollowOneIn,
+                FollowOneIn = followOneIn,
             }
             : null,
     });
@@ -169,8 +168,12 @@ internal sealed class PipelineScenario : LabScenario
     public override LoadShape StepShape(LabContext context) =>
         new OpenLoad(context.Scale.Rate(2), context.Scale.Rate(context.Calibration.DeliveryRequestPeakRate), TimeSpan.FromSeconds(480 / context.TimeScale));
 
-    /// <summary>A step's load follows one delivery in this many to completion (<see cref="CompletionTracking.FollowOneIn"/>).</summary>
-    internal const int FollowOneIn = 10;
+    /// <summary>
+    /// A step's load follows one delivery in this many to completion (<see cref="CompletionTracking.FollowOneIn"/>):
+    /// the completion latency's distribution, without polls that would load Delivery and the lab as much as the
+    /// workflow's own calls do. The step's counts come from the broker, not from the follows.
+    /// </summary>
+    internal const int StepFollowOneIn = 10;
 
     public override async Task<object> BaselineAsync(LabContext context, Step step, SystemSampler sampler, CancellationToken cancellationToken) =>
         new Baseline(

@@ -94,7 +94,10 @@ internal static class ScaleSelection
         var slope = (peak.Cores - lowCores) / Math.Max(1e-9, peak.RequestsPerSecond - lowRate);
         // Noise can flatten the line on a busy machine: then all of the high rate's CPU counts as its requests'.
         var perRequest = slope > 0 ? slope : peak.Cores / Math.Max(1e-9, peak.RequestsPerSecond);
-        var idle = Math.Max(0, lowCores - (perRequest * lowRate));
+        // At rest: the quieter low rate's CPU less its requests' (the earlier one may still carry the warm-up's
+        // recompilation, which the average above cancels from the slope but not from the level).
+        var quieter = first.Cores <= last.Cores ? first : last;
+        var idle = Math.Max(0, quieter.Cores - (perRequest * quieter.RequestsPerSecond));
         var other = end.Machine is { } to && start.Machine is { } from
             ? Math.Max(0, (to - from).Competing - (end.Ours - start.Ours)) / (end.Seconds - start.Seconds)
             : 0;
@@ -118,6 +121,9 @@ internal static class ScaleSelection
     /// no lower than the second's before it (within 0.05 cores) and under <see cref="RestingCores"/>, or after
     /// <see cref="SettleAtMost"/>. Returns the seconds waited.
     /// </summary>
+    /// <remarks>
+    /// The CPU measured is the system's own, so other processes on the machine do not hold it up.
+    /// </remarks>
     public static async Task<double> SettleAsync(LocalDeployment deployment, CancellationToken cancellationToken)
     {
         var clock = Stopwatch.StartNew();
@@ -140,8 +146,8 @@ internal static class ScaleSelection
         return clock.Elapsed.TotalSeconds;
     }
 
-    /// <summary>A system at rest takes less than this: a few tenths of a core for timers, metrics and idle connections across its processes.</summary>
-    internal const double RestingCores = 0.5;
+    /// <summary>A system at rest takes less than this: a tenth of a core or two for timers, metrics and idle connections across its processes.</summary>
+    internal const double RestingCores = 0.3;
 
     /// <summary>A bound on <see cref="SettleAsync"/> for a system that never comes to rest (a busy machine).</summary>
     internal static readonly TimeSpan SettleAtMost = TimeSpan.FromSeconds(20);
