@@ -78,6 +78,23 @@ public sealed class DriftAnalysisTests
     }
 
     [Fact]
+    public void A_store_growing_with_the_data_written_is_reported_not_counted_as_drift()
+    {
+        var series = SoakSignals.Series(
+            [Series(DriftSignalKind.WorkingSet, "redis", t => 90 + (260.0 / 3600 * t), noise: 1), Series(DriftSignalKind.WorkingSet, "workflow", t => 150, noise: 3)],
+            [],
+            0,
+            []);
+
+        var verdict = DriftAnalysis.Decide(series, WarmUp, Duration);
+
+        Assert.Equal(0, verdict.ExitCode);
+        Assert.Equal("redis", Assert.Single(verdict.StoresGrowing).Series.Subject);
+        Assert.StartsWith("no drift found", verdict.Summary, StringComparison.Ordinal);
+        Assert.Contains("stores holding the data the load writes: redis working set grows", verdict.Summary, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Too_few_samples_in_the_steady_state_are_inconclusive()
     {
         var verdict = Decide(new DriftSeries(DriftSignalKind.WorkingSet, "redis", [(30, 10), (300, 11), (590, 12)]));

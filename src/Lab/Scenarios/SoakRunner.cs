@@ -117,6 +117,7 @@ internal static class SoakRunner
                     start);
                 var verdict = DriftAnalysis.Decide(
                     SoakSignals.Series(drift.Series(driftStart), sampler.ThreadPool, start, load.TimeSeries), warmUp, duration);
+                await SoakSignals.WriteCsvAsync(Path.Combine(options.OutputDirectory, "soak", "signals.csv"), verdict, cancellationToken).ConfigureAwait(false);
                 var report = await WriteReportAsync(result, sampler, start, users, duration, verdict, options, cancellationToken).ConfigureAwait(false);
                 return (report, verdict);
             }

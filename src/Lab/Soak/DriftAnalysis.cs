@@ -8,6 +8,12 @@ internal enum DriftSignalKind
     /// <summary>A component's working set (its largest process), MB.</summary>
     WorkingSet,
 
+    /// <summary>
+    /// A store's working set, MB: it holds what the load writes, so it grows by design while the load
+    /// writes new items. Reported beside the verdict, not counted in it.
+    /// </summary>
+    StoredData,
+
     /// <summary>A service's thread-pool queue (its largest replica), work items waiting for a thread.</summary>
     ThreadPoolQueue,
 
@@ -23,7 +29,7 @@ internal sealed record DriftSeries(DriftSignalKind Kind, string Subject, IReadOn
 {
     public string Name => Kind switch
     {
-        DriftSignalKind.WorkingSet => $"{Subject} working set",
+        DriftSignalKind.WorkingSet or DriftSignalKind.StoredData => $"{Subject} working set",
         DriftSignalKind.ThreadPoolQueue => $"{Subject} thread-pool queue",
         DriftSignalKind.QueueDepth => $"{Subject} queue depth",
         _ => $"{Subject} p99 latency",
@@ -31,7 +37,7 @@ internal sealed record DriftSeries(DriftSignalKind Kind, string Subject, IReadOn
 
     public string Unit => Kind switch
     {
-        DriftSignalKind.WorkingSet => "MB",
+        DriftSignalKind.WorkingSet or DriftSignalKind.StoredData => "MB",
         DriftSignalKind.ThreadPoolQueue => "work items",
         DriftSignalKind.QueueDepth => "messages",
         _ => "ms",
@@ -44,7 +50,7 @@ internal sealed record DriftSeries(DriftSignalKind Kind, string Subject, IReadOn
     /// </summary>
     public double MaterialPerHour(double level) => Math.Max(0.10 * Math.Abs(level), Kind switch
     {
-        DriftSignalKind.WorkingSet => 20,
+        DriftSignalKind.WorkingSet or DriftSignalKind.StoredData => 20,
         DriftSignalKind.ThreadPoolQueue or DriftSignalKind.QueueDepth => 60,
         _ => 20,
     });
@@ -64,15 +70,19 @@ internal sealed record DriftFinding(DriftSeries Series, IReadOnlyList<(double Se
 
     /// <summary>
     /// Grows: the slope over the steady state is above zero with 95 % confidence and at least
-    /// <see cref="DriftSeries.MaterialPerHour"/>, it still is in the later half (a level settling
-    /// towards a plateau is not), and the last window is above the first.
+    /// <see cref="DriftSeries.MaterialPerHour"/>, both still are in the later half (a level settling
+    /// towards a plateau slows down there), and the last window is above the first.
     /// </summary>
     public bool Grows =>
         Measured
         && Whole!.SlopeLow > 0
         && PerHour >= Series.MaterialPerHour(Level)
         && LaterHalf!.SlopeLow > 0
+        && LaterHalf.Slope * 3600 >= Series.MaterialPerHour(Level)
         && Windows[^1].Mean > Windows[0].Mean;
+
+    /// <summary>A store holding more data is reported, not counted as drift.</summary>
+    public bool IsDrift => Grows && Series.Kind != DriftSignalKind.StoredData;
 
     /// <summary>"workflow working set grows 310 MB/h (95 % CI 250–370 MB/h; 212 → 236 MB in the steady state)".</summary>
     public string Describe() => Measured
@@ -89,7 +99,10 @@ internal sealed record DriftFinding(DriftSeries Series, IReadOnlyList<(double Se
 /// <summary>What a soak concludes: each signal's finding, and whether anything grows.</summary>
 internal sealed record SoakVerdict(IReadOnlyList<DriftFinding> Findings, TimeSpan WarmUp, TimeSpan SteadyState)
 {
-    public IReadOnlyList<DriftFinding> Growing => [.. Findings.Where(f => f.Grows)];
+    public IReadOnlyList<DriftFinding> Growing => [.. Findings.Where(f => f.IsDrift)];
+
+    /// <summary>Stores whose working set grows with the data the load writes.</summary>
+    public IReadOnlyList<DriftFinding> StoresGrowing => [.. Findings.Where(f => f.Grows && !f.IsDrift)];
 
     /// <summary>No signal had enough samples in the steady state to decide anything.</summary>
     public bool Inconclusive => !Findings.Any(f => f.Measured);
@@ -97,11 +110,12 @@ internal sealed record SoakVerdict(IReadOnlyList<DriftFinding> Findings, TimeSpa
     /// <summary>0: no drift found; 1: something grows; 4: too little data to say.</summary>
     public int ExitCode => Growing.Count > 0 ? 1 : Inconclusive ? 4 : 0;
 
-    public string Summary => Growing.Count > 0
+    public string Summary => (Growing.Count > 0
         ? "drift found: " + string.Join("; ", Growing.Select(f => f.Describe()))
         : Inconclusive
             ? "inconclusive: no signal had enough samples in the steady state"
-            : string.Create(CultureInfo.InvariantCulture, $"no drift found ({Findings.Count(f => f.Measured)} signals over {SteadyState.TotalMinutes:0.#} min of steady state after a {WarmUp.TotalSeconds:0} s warm-up)");
+            : string.Create(CultureInfo.InvariantCulture, $"no drift found ({Findings.Count(f => f.Measured)} signals over {SteadyState.TotalMinutes:0.#} min of steady state after a {WarmUp.TotalSeconds:0} s warm-up)"))
+        + (StoresGrowing.Count == 0 ? string.Empty : "; stores holding the data the load writes: " + string.Join("; ", StoresGrowing.Select(f => f.Describe())));
 }
 
 /// <summary>
