@@ -10,7 +10,7 @@ using DroneDelivery.LocalSystem;
 // dotnet run --project src/Lab -- run A --full --steps A1,A3
 // dotnet run --project src/Lab -- run B --steps B4 --set workflow.settings.Processor.PrefetchCount=0    B4 and a what-if of it
 // dotnet run --project src/Lab -- compare artifacts/lab/<run 1> artifacts/lab/<run 2>
-// dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20
+// dotnet run --project src/Lab -- soak --step B5 --duration 00:10:00 --users 20      exit code 0: no drift found, 1: what grows, per hour
 // dotnet run --project src/Lab -- up --step A4          the system at a step, left running for a load of your own until Ctrl-C
 // dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
 // dotnet run --project src/Lab -- chaos --quick [--step B5]      kill processes and fail dependencies under load; verdicts from the stores

@@ -57,7 +57,11 @@ public static class ServiceDefaultsExtensions
             });
         // Enums by name only, as the contracts write them: a number would bind to a value no enum member
         // has (a "size" of -2) and fail later, when the request is written on, as a 500 instead of a 400.
-        builder.Services.ConfigureHttpJsonOptions(options => options.SerializerOptions.Converters.Add(new JsonStringEnumConverter(allowIntegerValues: false)));
+        builder.Services.ConfigureHttpJsonOptions(options =>
+        {
+            options.SerializerOptions.Converters.Add(new JsonStringEnumConverter(allowIntegerValues: false));
+            JsonReading.Apply(options.SerializerOptions);
+        });
         builder.Services.AddApiDocument(serviceName);
         return builder;
     }

@@ -71,6 +71,36 @@ public sealed class DistinctTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Distinct_values_include_zero_across_partitions()
+    {
+        var container = await CosmosTestHost.ContainerAsync(_client, "/pk", id: "numbers");
+        foreach (var chunk in Enumerable.Range(0, 1500).Chunk(100))
+        {
+            await Task.WhenAll(chunk.Select(n => container.CreateItemAsync(new { id = $"n-{n}", pk = $"p-{n % 37}", n, j = n % 10 })));
+        }
+
+        var values = await container.GetItemQueryIterator<int>("SELECT DISTINCT VALUE c.j FROM c WHERE c.n < 1400").ToListAsync();
+
+        Assert.Equal(Enumerable.Range(0, 10), values.Order());
+    }
+
+    [Fact]
+    public async Task Distinct_keeps_zero_false_empty_string_and_null_across_partitions()
+    {
+        var container = await CosmosTestHost.ContainerAsync(_client, "/pk", id: "falsy");
+        JToken[] values = [0, false, string.Empty, JValue.CreateNull(), 1, true, "a"];
+        for (var n = 0; n < 70; n++)
+        {
+            await container.CreateItemAsync(new JObject { ["id"] = $"f-{n}", ["pk"] = $"p-{n % 13}", ["v"] = values[n % values.Length] });
+        }
+
+        var distinct = await container.GetItemQueryIterator<JToken>("SELECT DISTINCT VALUE c.v FROM c",
+            requestOptions: new QueryRequestOptions { MaxItemCount = 2 }).ToListAsync();
+
+        Assert.Equal(values.Select(v => v.ToString(Newtonsoft.Json.Formatting.None)).Order(), distinct.Select(v => v.ToString(Newtonsoft.Json.Formatting.None)).Order());
+    }
+
+    [Fact]
     public async Task Distinct_with_order_by_is_400_naming_it()
     {
         var error = await Assert.ThrowsAsync<CosmosException>(() =>

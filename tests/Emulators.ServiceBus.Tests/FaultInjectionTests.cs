@@ -224,19 +224,32 @@ public sealed class FaultInjectionTests
     [InlineData("""{"rules": [{"kind": "NamespacePause", "probability": 0.1}]}""", "faults.rules[0].kind must be one of")]
     [InlineData("""{"ruels": []}""", "faults.ruels is not a fault setting")]
     [InlineData("""not json""", "The body must be a JSON object")]
+    [InlineData("""{"seed": 1, "rules": [], "seed": 2}""", "Duplicate property 'seed'")]
+    [InlineData("""{"seed": 1, "Seed": 2}""", "faults.Seed is given twice")]
+    [InlineData("""{"rules": [{"kind": "ServerBusySend", "probability": 0.1, "probability": 1}]}""", "Duplicate property 'probability'")]
+    [InlineData("""{"rules": [{"kind": "ServerBusySend", "probability": 0.1, "Probability": 1}]}""", "faults.rules[0].Probability is given twice")]
     public async Task A_bad_fault_setting_is_a_400_naming_it_and_changes_nothing(string body, string expected)
     {
         await using var scope = await EmulatorScope.StartAsync(emulator: o => o with { HttpPort = 0 });
-        using var http = new HttpClient { BaseAddress = scope.Emulator.HttpEndpoint };
-        using var request = new HttpRequestMessage(HttpMethod.Put, "_emulator/faults") { Content = new StringContent(body, Encoding.UTF8, "application/json") };
-        request.Headers.TryAddWithoutValidation("Authorization", Broker.SharedAccessSignature.Create("emulator", scope.Emulator.Options.SharedAccessKeyName, scope.Emulator.Options.SharedAccessKey, TimeSpan.FromMinutes(5)).ToString());
 
-        using var response = await http.SendAsync(request);
+        using var response = await SendSignedAsync(scope, HttpMethod.Put, "_emulator/faults", body);
 
-        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
-        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
-        Assert.Contains(expected, problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        await AssertRefusedNamingAsync(response, expected);
         Assert.Empty(scope.Emulator.Faults.Options.Rules);
+    }
+
+    [Theory]
+    [InlineData("""{"seconds": 1, "seconds": 600}""", "Duplicate property 'seconds'")]
+    [InlineData("""{"seconds": 1, "Seconds": 600}""", "pause.Seconds is given twice")]
+    public async Task A_pause_naming_its_length_twice_is_a_400_naming_it_and_pauses_nothing(string body, string expected)
+    {
+        // Which of the two lengths would win is up to the reader; neither is taken.
+        await using var scope = await EmulatorScope.StartAsync(emulator: o => o with { HttpPort = 0 });
+
+        using var response = await SendSignedAsync(scope, HttpMethod.Post, "_emulator/faults/pause", body);
+
+        await AssertRefusedNamingAsync(response, expected);
+        Assert.False(scope.Emulator.Faults.Gate.IsHeld);
     }
 
     [Fact]
@@ -281,5 +294,21 @@ public sealed class FaultInjectionTests
             Faults = new ServiceBusFaultOptions { Rules = [new ServiceBusFaultRule { Kind = ServiceBusFaultKind.ServerBusySend, Entity = "missing", Probability = 1 }] },
         }));
         Assert.Contains("the namespace has no entity 'missing'", failure.Message, StringComparison.Ordinal);
+    }
+
+    /// <summary>A change to the faults, signed with the namespace's key as <see cref="ServiceBusFaultClient"/> signs it, with a raw body.</summary>
+    private static async Task<HttpResponseMessage> SendSignedAsync(EmulatorScope scope, HttpMethod method, string path, string body)
+    {
+        using var http = new HttpClient { BaseAddress = scope.Emulator.HttpEndpoint };
+        using var request = new HttpRequestMessage(method, path) { Content = new StringContent(body, Encoding.UTF8, "application/json") };
+        request.Headers.TryAddWithoutValidation("Authorization", Broker.SharedAccessSignature.Create("emulator", scope.Emulator.Options.SharedAccessKeyName, scope.Emulator.Options.SharedAccessKey, TimeSpan.FromMinutes(5)).ToString());
+        return await http.SendAsync(request);
+    }
+
+    private static async Task AssertRefusedNamingAsync(HttpResponseMessage response, string expected)
+    {
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Contains(expected, problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
     }
 }

@@ -5,6 +5,7 @@ namespace DroneDelivery.Lab.Tests;
 /// lab-host ARGS…</c> makes this assembly a stand-in test host that starts the lab with ARGS through
 /// <see cref="LabProcess"/>, exactly as a test does, prints the lab's pid and marker, and waits for it.
 /// <see cref="LabHostKilledTests"/> kills such a host to prove the lab does not outlive it.
+/// <c>leak MB-PER-SECOND</c> makes it a process that leaks (<see cref="LeakingProcess"/>).
 /// </summary>
 public static class LabHostProgram
 {
@@ -12,9 +13,14 @@ public static class LabHostProgram
 
     public static int Main(string[] args)
     {
+        if (args is [LeakingProcess.Command, var rate] && double.TryParse(rate, System.Globalization.CultureInfo.InvariantCulture, out var megabytesPerSecond))
+        {
+            return LeakingProcess.Run(megabytesPerSecond);
+        }
+
         if (args is not [Command, .. var labArguments])
         {
-            Console.Error.WriteLine($"usage: {Command} <lab arguments>");
+            Console.Error.WriteLine($"usage: {Command} <lab arguments> | {LeakingProcess.Command} <MB per second>");
             return 2;
         }
 

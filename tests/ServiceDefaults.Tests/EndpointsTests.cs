@@ -74,6 +74,23 @@ public class EndpointsTests
     }
 
     [Fact]
+    public async Task A_body_naming_a_property_twice_gets_a_400_problem_naming_it_and_where()
+    {
+        // Every service's request bodies are read with these options (the gateway maps no body of its own).
+        await using var service = await TestService.StartAsync(map: MapParcels);
+
+        var once = await service.Client.PostAsync("/api/parcels", new StringContent("{\"id\": \"p1\", \"weight\": 2}", Encoding.UTF8, "application/json"));
+        var twice = await service.Client.PostAsync("/api/parcels", new StringContent("{\"id\": \"p1\", \"weight\": 2, \"Weight\": 200}", Encoding.UTF8, "application/json"));
+
+        Assert.True(once.IsSuccessStatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, twice.StatusCode);
+        using var problem = JsonDocument.Parse(await twice.Content.ReadAsStringAsync());
+        var detail = problem.RootElement.GetProperty("detail").GetString();
+        Assert.Contains("Duplicate property 'weight'", detail, StringComparison.Ordinal);
+        Assert.Contains("$.Weight", detail, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task An_oversized_body_gets_413_not_500()
     {
         await using var service = await TestService.StartAsync(

@@ -83,6 +83,21 @@ public sealed class GatewayTests
     }
 
     [Fact]
+    public async Task A_backend_answer_naming_a_property_twice_is_not_read_and_makes_a_502_naming_it()
+    {
+        // Which count would win is up to the reader; the gateway reads neither.
+        await using var backends = await Backends.StartAsync(behaviour: (backend, _) => Task.FromResult<IResult?>(backend != "delivery" ? null
+            : Results.Text("""{"ownerId":"owner-1","year":2025,"month":1,"count":7,"count":9999}""", "application/json")));
+
+        using var response = await backends.Gateway.Client.GetAsync("api/invoices/owner-1?year=2025&month=1");
+
+        Assert.Equal(HttpStatusCode.BadGateway, response.StatusCode);
+        var failure = Assert.Single((await response.ProblemAsync()).GetProperty("backends").EnumerateArray());
+        Assert.Equal(("delivery", "Failed"), (failure.GetProperty("backend").GetString(), failure.GetProperty("outcome").GetString()));
+        Assert.Contains("Duplicate property 'count'", failure.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task A_hung_backend_makes_a_504_within_its_own_timeout()
     {
         await using var backends = await Backends.StartAsync(

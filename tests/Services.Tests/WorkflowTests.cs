@@ -140,14 +140,15 @@ public sealed class WorkflowTests(SystemFixture system)
         var notJson = Message("delivery", "{ this is not json");
         var missingFields = Message("delivery", """{"deliveryId":"d-1","ownerId":"o-1"}""");
         var unknown = Message("teleport", """{"deliveryId":"d-2"}""");
+        var deliveryTwice = Message("cancel", """{"deliveryId":"d-3","deliveryId":"d-4"}""");
 
-        foreach (var message in new[] { notJson, missingFields, unknown })
+        foreach (var message in new[] { notJson, missingFields, unknown, deliveryTwice })
         {
             await system.Client.SendAsync("poison", message);
         }
 
         var dead = new Dictionary<string, ServiceBusReceivedMessage>();
-        for (var i = 0; i < 3; i++)
+        for (var i = 0; i < 4; i++)
         {
             var message = await system.Client.ReceiveDeadLetterAsync("poison");
             dead[message.MessageId!] = message;
@@ -159,9 +160,12 @@ public sealed class WorkflowTests(SystemFixture system)
         Assert.Contains("packageInfo", dead[missingFields.MessageId!].DeadLetterErrorDescription);
         Assert.Equal(DeliveryWorkflow.Reasons.UnknownOperation, dead[unknown.MessageId!].DeadLetterReason);
         Assert.Contains("teleport", dead[unknown.MessageId!].DeadLetterErrorDescription);
+        // Which delivery a message naming two would cancel is up to its reader: it is not read.
+        Assert.Equal(DeliveryWorkflow.Reasons.InvalidMessage, dead[deliveryTwice.MessageId!].DeadLetterReason);
+        Assert.Contains("Duplicate property 'deliveryId'", dead[deliveryTwice.MessageId!].DeadLetterErrorDescription);
         // Counted once the settlement has returned, which may be just after the dead-lettered copy was read.
-        Assert.True(await Eventually.TrueAsync(() => metrics.Sum(ServiceBusClientTelemetry.MessagesDeadLettered, (ServiceBusClientTelemetry.DestinationTag, "poison")) == 3, Patience));
-        Assert.Equal(3, metrics.Sum(ServiceBusClientTelemetry.MessagesReceived, (ServiceBusClientTelemetry.DestinationTag, "poison")));
+        Assert.True(await Eventually.TrueAsync(() => metrics.Sum(ServiceBusClientTelemetry.MessagesDeadLettered, (ServiceBusClientTelemetry.DestinationTag, "poison")) == 4, Patience));
+        Assert.Equal(4, metrics.Sum(ServiceBusClientTelemetry.MessagesReceived, (ServiceBusClientTelemetry.DestinationTag, "poison")));
 
         static ServiceBusMessage Message(string operation, string body)
         {

@@ -4,6 +4,7 @@ using System.Text;
 using DroneDelivery.Lab.Deployment;
 using DroneDelivery.Lab.Measurement;
 using DroneDelivery.Lab.Reporting;
+using DroneDelivery.Lab.Soak;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver;
 
@@ -11,19 +12,28 @@ namespace DroneDelivery.Lab.Scenarios;
 
 /// <summary>
 /// A long, steady load on one step's configuration, to find what appears only after minutes
-/// (Klarna's lesson: their problems showed after 2–3 minutes of moderate load). It compares the
-/// run's first and last fifth: throughput, p99 latency, thread-pool queue and memory.
+/// (Klarna's lesson: their problems showed after 2–3 minutes of moderate load). After a warm-up it
+/// fits a trend to each component's working set, each service's thread-pool queue, the queue's depth
+/// (scenario B) and the p99 latency, and concludes: no drift found (exit code 0), or what grows and how
+/// fast per hour (exit code 1) — see <see cref="DriftAnalysis"/>.
 /// </summary>
 internal static class SoakRunner
 {
+    /// <summary>The least steady state (the soak after its warm-up) that can show a trend.</summary>
+    public static readonly TimeSpan MinimumSteadyState = TimeSpan.FromMinutes(2);
+
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
         var prometheus = LabCommands.PrometheusOption();
         var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
         var duration = new Option<TimeSpan>("--duration") { Description = "How long the steady load lasts (e.g. 00:10:00).", DefaultValueFactory = _ => TimeSpan.FromMinutes(10) };
         var users = new Option<int>("--users") { Description = "Steady number of users.", DefaultValueFactory = _ => 20 };
+        var warmUp = new Option<TimeSpan?>("--warm-up") { Description = "The start of the soak left out of the verdict (default: a fifth of --duration, at least 1 minute, at most half)." };
         var calibration = LabCommands.CalibrationOption();
-        var command = new Command("soak", "Run one step's configuration under a long steady load and report drift over time.") { step, duration, users, output, prometheus, calibration };
+        var command = new Command("soak", "Run one step's configuration under a long steady load and conclude whether anything drifts: exit code 0 no drift found, 1 drift found.")
+        {
+            step, duration, users, warmUp, output, prometheus, calibration,
+        };
         command.SetAction(async (parse, cancellationToken) =>
         {
             var stepId = parse.GetValue(step)!;
@@ -31,6 +41,15 @@ internal static class SoakRunner
             if (scenario is null || parse.GetValue(users) < 1 || parse.GetValue(duration) <= TimeSpan.Zero)
             {
                 Console.Error.WriteLine("soak needs a known --step (A1–A4, B1–B6), --users ≥ 1 and a positive --duration.");
+                return 2;
+            }
+
+            var soakDuration = parse.GetValue(duration);
+            var soakWarmUp = parse.GetValue(warmUp) ?? DriftAnalysis.DefaultWarmUp(soakDuration);
+            if (soakWarmUp < TimeSpan.Zero || soakDuration - soakWarmUp < MinimumSteadyState)
+            {
+                Console.Error.WriteLine(
+                    $"soak needs at least {MinimumSteadyState.TotalMinutes:0} minutes of steady state after its warm-up ({soakWarmUp}): a longer --duration or a shorter --warm-up.");
                 return 2;
             }
 
@@ -51,15 +70,17 @@ internal static class SoakRunner
             };
             return await LabCommands.ExitCodeAsync("soak", async () =>
             {
-                var report = await RunAsync(scenario, stepId.ToUpperInvariant(), parse.GetValue(users), parse.GetValue(duration), options, cancellationToken).ConfigureAwait(false);
+                var (report, verdict) = await RunAsync(scenario, stepId.ToUpperInvariant(), parse.GetValue(users), soakDuration, soakWarmUp, options, cancellationToken).ConfigureAwait(false);
                 Console.WriteLine(report);
-                return 0;
+                Console.WriteLine($"Soak verdict: {verdict.Summary}");
+                return verdict.ExitCode;
             }, cancellationToken).ConfigureAwait(false);
         });
         return command;
     }
 
-    public static async Task<string> RunAsync(LabScenario scenario, string stepId, int users, TimeSpan duration, LabRunOptions options, CancellationToken cancellationToken)
+    public static async Task<(string Report, SoakVerdict Verdict)> RunAsync(
+        LabScenario scenario, string stepId, int users, TimeSpan duration, TimeSpan warmUp, LabRunOptions options, CancellationToken cancellationToken)
     {
         var catalog = StepCatalog.Load(options.ChartDirectory);
         var step = catalog[stepId];
@@ -69,9 +90,16 @@ internal static class SoakRunner
         {
 
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
+            var drift = new SoakSampler(
+                () => deployment.Processes().Select(p => (p.Component, p.Process.ProcessId)),
+                SoakSignals.Gauges(deployment),
+                TimeSpan.FromSeconds(5),
+                TimeProvider.System);
             await using (sampler.ConfigureAwait(false))
+            await using (drift.ConfigureAwait(false))
             {
                 var start = sampler.Now;
+                var driftStart = drift.Now;
                 options.Log($"soak: {users} users for {duration} on {step.Title}");
                 var plan = new LoadTestPlan
                 {
@@ -88,13 +116,17 @@ internal static class SoakRunner
                     start,
                     start,
                     options.Calibration.CpuBudgetShare);
-                return await WriteReportAsync(result, sampler, start, users, duration, options, cancellationToken).ConfigureAwait(false);
+                var verdict = DriftAnalysis.Decide(
+                    SoakSignals.Series(drift.Series(driftStart), sampler.ThreadPool, start, load.TimeSeries), warmUp, duration);
+                await SoakSignals.WriteCsvAsync(Path.Combine(options.OutputDirectory, "soak", "signals.csv"), verdict, cancellationToken).ConfigureAwait(false);
+                var report = await WriteReportAsync(result, sampler, start, users, duration, verdict, options, cancellationToken).ConfigureAwait(false);
+                return (report, verdict);
             }
         }
     }
 
     private static async Task<string> WriteReportAsync(
-        StepResult result, SystemSampler sampler, double start, int users, TimeSpan duration, LabRunOptions options, CancellationToken cancellationToken)
+        StepResult result, SystemSampler sampler, double start, int users, TimeSpan duration, SoakVerdict verdict, LabRunOptions options, CancellationToken cancellationToken)
     {
         var seconds = result.Load.TimeSeries.Where(s => s.Second < result.Load.LoadDuration.TotalSeconds).ToList();
         var fifth = Math.Max(1, seconds.Count / 5);
@@ -117,11 +149,14 @@ internal static class SoakRunner
             Charts.TimeSeries("soak-threadpool.svg", "Soak: thread-pool queue length (largest replica)", [.. sampler.ThreadPool.Where(t => t.Second >= start).GroupBy(t => t.Component)
                 .Select(g => new Line(new Series(g.Key, [.. g.Select(t => new TimePoint(t.Second - start, t.MaxQueueLength))])))], "work items"),
         };
+        charts.AddRange(SoakSignals.QueueChart(verdict));
         await ChartRenderer.RenderAsync(charts, Path.Combine(options.OutputDirectory, "charts"), cancellationToken).ConfigureAwait(false);
 
         var md = new StringBuilder();
         md.AppendLine(CultureInfo.InvariantCulture, $"# Soak: {result.Step.Title}").AppendLine();
         md.AppendLine(CultureInfo.InvariantCulture, $"{users} users ({UserBehaviour(LabRunner.Scenario(result.Step.Id[..1]), options)}) for {duration}; {result.Load.Totals.Successes:N0} successful, {result.Load.Totals.Errors:N0} failed requests, {result.Load.Totals.Unsent:N0} missed.").AppendLine();
+        SoakSignals.AppendVerdict(md, verdict);
+        md.AppendLine("Whole run, warm-up included:").AppendLine();
         md.AppendLine("| | first fifth | last fifth | change |").AppendLine("|---|---|---|---|");
         md.AppendLine(CultureInfo.InvariantCulture, $"| successful requests/s | {Rate(early):0.0} | {Rate(late):0.0} | {Change(Rate(early), Rate(late))} |");
         md.AppendLine(CultureInfo.InvariantCulture, $"| p99 latency, ms (mean of seconds) | {P99(early):0} | {P99(late):0} | {Change(P99(early), P99(late))} |");

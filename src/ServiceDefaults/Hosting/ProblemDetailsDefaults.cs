@@ -38,7 +38,11 @@ internal static partial class ProblemDetailsDefaults
 
             LogBadRequest(logger, bad.StatusCode, bad.Message);
             httpContext.Response.StatusCode = bad.StatusCode;
-            var detail = bad.InnerException is JsonException json ? $"{bad.Message} {json.Message}" : bad.Message;
+            // The JSON reader's message names what it could not read (a property named twice, a value of the
+            // wrong type); its path says where in the body.
+            var detail = bad.InnerException is JsonException json
+                ? json.Path is { Length: > 0 } path && !json.Message.Contains(path, StringComparison.Ordinal) ? $"{bad.Message} {json.Message} (at {path})" : $"{bad.Message} {json.Message}"
+                : bad.Message;
             return await problemDetails.TryWriteAsync(new ProblemDetailsContext
             {
                 HttpContext = httpContext,

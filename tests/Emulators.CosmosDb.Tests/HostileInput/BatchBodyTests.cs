@@ -165,6 +165,9 @@ internal static class HybridRow
             _ => (byte[])[20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
         };
 
+    /// <summary>A batch of one operation (0 create, 20 upsert, …) with a resource body, as the SDK writes it.</summary>
+    public static byte[] Single(int type, string key, string id, string body) => Stream([Row(type, key, false, id, false, body, [])]);
+
     private static byte[] Row(int type, string? key, bool effectiveKey, string? id, bool binaryId, string? body, byte[] sparse)
     {
         var row = new List<byte> { 0x81 };

@@ -62,14 +62,16 @@ export async function startEmulator({ partitions = 4 } = {}) {
     output,
     /**
      * A client as an application would configure one for this emulator; `retryOptions` as the SDK's
-     * connectionPolicy takes them (`{ maxRetryAttemptCount: 0 }` turns its 429 retries off).
+     * connectionPolicy takes them (`{ maxRetryAttemptCount: 0 }` turns its 429 retries off);
+     * `plugins` as the SDK takes them, to see each request and the answer it got.
      */
-    client({ retryOptions } = {}) {
+    client({ retryOptions, plugins } = {}) {
       return new CosmosClient({
         endpoint,
         key,
         // The emulator is one endpoint; do not follow the account's locations.
         connectionPolicy: { enableEndpointDiscovery: false, ...(retryOptions ? { retryOptions } : {}) },
+        ...(plugins ? { plugins } : {}),
       });
     },
     /** The emulator's own request log (docs/emulators/cosmos-db.md, "Request timings"). */

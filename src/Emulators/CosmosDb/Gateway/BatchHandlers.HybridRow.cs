@@ -155,7 +155,7 @@ internal static partial class BatchHandlers
         {
             try
             {
-                using var document = JsonDocument.Parse(resourceBody);
+                using var document = JsonInput.Parse(resourceBody);
                 json = document.RootElement.Clone();
             }
             catch (JsonException e)

@@ -38,7 +38,7 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
         JsonDocument document;
         try
         {
-            document = JsonDocument.Parse(Body);
+            document = JsonInput.Parse(Body);
         }
         catch (JsonException e)
         {
@@ -96,7 +96,7 @@ internal sealed class GatewayRequest(HttpContext http, ResourceAddress address, 
         {
             try
             {
-                using var settings = JsonDocument.Parse(autoscale);
+                using var settings = JsonInput.Parse(autoscale);
                 if (settings.RootElement.ValueKind == JsonValueKind.Object
                     && settings.RootElement.TryGetProperty("maxThroughput", out var max) && max.ValueKind == JsonValueKind.Number
                     && max.TryGetInt32(out var ru) && ru > 0)

@@ -343,7 +343,7 @@ internal static class CrossPartitionToken
         {
             try
             {
-                using var document = JsonDocument.Parse(System.Buffers.Text.Base64Url.DecodeFromChars(token.AsSpan(Prefix.Length)));
+                using var document = JsonInput.Parse(System.Buffers.Text.Base64Url.DecodeFromChars(token.AsSpan(Prefix.Length)));
                 var root = document.RootElement;
                 range = root.GetProperty("range").GetString();
                 min = root.GetProperty("min").GetString();

@@ -19,7 +19,7 @@ internal sealed record QuerySpec(PreparedQuery Query, IReadOnlyDictionary<string
         JsonDocument body;
         try
         {
-            body = JsonDocument.Parse(request.Body);
+            body = JsonInput.Parse(request.Body);
         }
         catch (JsonException e)
         {

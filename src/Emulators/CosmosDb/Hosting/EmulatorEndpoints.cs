@@ -188,8 +188,10 @@ internal sealed class EmulatorEndpoints(MetricsReader metrics, RequestLog log, C
         return false;
     }
 
+    // A setting given twice is refused by name, as in every other body this emulator reads (Protocol/JsonInput).
     private static readonly JsonSerializerOptions FaultJson = new(JsonSerializerDefaults.Web)
     {
+        AllowDuplicateProperties = Protocol.JsonInput.DocumentOptions.AllowDuplicateProperties,
         UnmappedMemberHandling = System.Text.Json.Serialization.JsonUnmappedMemberHandling.Disallow,
         AllowTrailingCommas = true,
         ReadCommentHandling = JsonCommentHandling.Skip,

@@ -50,7 +50,7 @@ internal sealed class PartitionKeyValue : IEquatable<PartitionKeyValue>
 
         try
         {
-            using var document = JsonDocument.Parse(header);
+            using var document = JsonInput.Parse(header);
             var root = document.RootElement;
             if (root.ValueKind != JsonValueKind.Array)
             {

@@ -3,16 +3,46 @@ using System.Text.Json;
 namespace DroneDelivery.Emulators.CosmosDb.Protocol;
 
 /// <summary>
-/// What JSON a client may send beyond what the JSON grammar allows: every string and property name
-/// must be valid UTF-16 once unescaped (no unpaired surrogate such as <c>"\ud800"</c>), every number
-/// must fit a double (not <c>1e400</c>) and no object may name a property twice. All three are
+/// What JSON a client may send beyond what the JSON grammar allows: no object may name a property
+/// twice, every string and property name must be valid UTF-16 once unescaped (no unpaired surrogate
+/// such as <c>"\ud800"</c>) and every number must fit a double (not <c>1e400</c>). All three are
 /// well-formed JSON, but none can be stored, hashed, compared or written back the way Cosmos DB does,
-/// so they are refused at the door with a 400 naming where they are, instead of failing deep inside
-/// a request or poisoning stored items.
+/// so they are refused at the door with a 400 naming them, instead of failing deep inside a request
+/// or poisoning stored items.
 /// </summary>
 internal static class JsonInput
 {
-    /// <summary>Why the value cannot be accepted (naming the JSON path), or null when it can.</summary>
+    /// <summary>
+    /// How every JSON text a client sends is read (bodies, headers, continuations): the reader itself
+    /// refuses a property named twice, naming it. Which of two equal names wins is up to each reader,
+    /// and an item must mean one thing to all of them.
+    /// </summary>
+    public static JsonDocumentOptions DocumentOptions { get; } = new() { AllowDuplicateProperties = false };
+
+    /// <summary>Parses client JSON with <see cref="DocumentOptions"/>; a <see cref="JsonException"/> says why it cannot be read.</summary>
+    public static JsonDocument Parse(ReadOnlyMemory<byte> json) => Parse(() => JsonDocument.Parse(json, DocumentOptions));
+
+    /// <inheritdoc cref="Parse(ReadOnlyMemory{byte})"/>
+    public static JsonDocument Parse(string json) => Parse(() => JsonDocument.Parse(json, DocumentOptions));
+
+    private static JsonDocument Parse(Func<JsonDocument> parse)
+    {
+        try
+        {
+            return parse();
+        }
+        catch (InvalidOperationException e)
+        {
+            // Comparing names to find one given twice unescapes them, and a name escaping an unpaired
+            // surrogate ("\ud800") cannot be: the reader throws this instead of a JsonException.
+            throw new JsonException($"a property name is not valid UTF-16 (an unpaired surrogate escape): {e.Message}", e);
+        }
+    }
+
+    /// <summary>
+    /// Why a value read with <see cref="DocumentOptions"/> cannot be accepted (naming the JSON path), or
+    /// null when it can.
+    /// </summary>
     public static string? Problem(JsonElement element) => Problem(element, "$");
 
     /// <summary>False when the text has an unpaired surrogate.</summary>
@@ -63,7 +93,6 @@ internal static class JsonInput
         switch (element.ValueKind)
         {
             case JsonValueKind.Object:
-                HashSet<string>? names = null;
                 foreach (var property in element.EnumerateObject())
                 {
                     string name;
@@ -74,12 +103,6 @@ internal static class JsonInput
                     catch (InvalidOperationException)
                     {
                         return $"a property name in {path} is not valid UTF-16 (an unpaired surrogate escape)";
-                    }
-
-                    // Which of two equal names wins is up to each reader; an item must mean one thing.
-                    if (!(names ??= new HashSet<string>(StringComparer.Ordinal)).Add(name))
-                    {
-                        return $"the property '{name}' appears twice in {path}";
                     }
 
                     if (Problem(property.Value, $"{path}.{name}") is { } problem)

@@ -490,7 +490,8 @@ internal static class QueryExecutor
         // The key comes back from the client inside the continuation, so it is input like any other.
         try
         {
-            var key = JsonSerializer.Deserialize<JsonElement>(json);
+            using var document = JsonInput.Parse(json);
+            var key = document.RootElement.Clone();
             return JsonInput.Problem(key) is null
                 ? QueryValue.FromElement(key)
                 : throw new QueryException("The continuation token's ORDER BY key is not one this emulator issued.");
@@ -519,7 +520,7 @@ internal static class QueryExecutor
         {
             try
             {
-                using var document = JsonDocument.Parse(Base64Url.DecodeFromChars(text));
+                using var document = JsonInput.Parse(Base64Url.DecodeFromChars(text));
                 var root = document.RootElement;
                 var key = root.TryGetProperty("k", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
                 var passed = root.GetProperty("n").GetInt64();

@@ -37,10 +37,10 @@ internal static class FaultAdminEndpoints
                 return refused;
             }
 
-            var body = await ReadAsync(request).ConfigureAwait(false);
+            var (body, unreadable) = await ReadAsync(request).ConfigureAwait(false);
             if (body is null)
             {
-                return Invalid("The body must be a JSON object: {\"seed\": 1, \"rules\": [{\"kind\": \"ServerBusySend\", \"entity\": \"*\", \"probability\": 0.1}]}.");
+                return Invalid($"The body must be a JSON object: {{\"seed\": 1, \"rules\": [{{\"kind\": \"ServerBusySend\", \"entity\": \"*\", \"probability\": 0.1}}]}} ({unreadable}).");
             }
 
             try
@@ -77,20 +77,38 @@ internal static class FaultAdminEndpoints
                 return refused;
             }
 
-            using var body = await ReadAsync(request).ConfigureAwait(false);
-            if (body is null || body.RootElement.ValueKind != JsonValueKind.Object
-                || !body.RootElement.TryGetProperty("seconds", out var seconds) && !body.RootElement.TryGetProperty("Seconds", out seconds))
+            var (body, unreadable) = await ReadAsync(request).ConfigureAwait(false);
+            using (body)
             {
-                return Invalid("The body must be {\"seconds\": <how long the namespace stops answering>}.");
-            }
+                const string Shape = "The body must be {\"seconds\": <how long the namespace stops answering>}";
+                if (body is null || body.RootElement.ValueKind != JsonValueKind.Object)
+                {
+                    return Invalid(unreadable is null ? $"{Shape}." : $"{Shape} ({unreadable}).");
+                }
 
-            if (seconds.ValueKind != JsonValueKind.Number || seconds.GetDouble() is <= 0 or > MaxPauseSeconds)
-            {
-                return Invalid($"seconds must be a number above 0 and at most {MaxPauseSeconds} (got {seconds.GetRawText()}).");
-            }
+                JsonElement? seconds = null;
+                try
+                {
+                    foreach (var property in ServiceBusFaultOptions.Settings(body.RootElement, "pause"))
+                    {
+                        seconds = string.Equals(property.Name, "seconds", StringComparison.OrdinalIgnoreCase) ? property.Value : seconds;
+                    }
+                }
+                catch (EmulatorConfigurationException e)
+                {
+                    return Invalid(e.Message);
+                }
 
-            ns.Faults.Pause(TimeSpan.FromSeconds(seconds.GetDouble()));
-            return Results.Json(State(ns), Json);
+                if (seconds is not { ValueKind: JsonValueKind.Number } value || value.GetDouble() is <= 0 or > MaxPauseSeconds)
+                {
+                    return seconds is null
+                        ? Invalid($"{Shape}.")
+                        : Invalid($"seconds must be a number above 0 and at most {MaxPauseSeconds} (got {seconds.Value.GetRawText()}).");
+                }
+
+                ns.Faults.Pause(TimeSpan.FromSeconds(value.GetDouble()));
+                return Results.Json(State(ns), Json);
+            }
         });
         app.MapDelete(Path + "/pause", (HttpRequest request) =>
         {
@@ -121,15 +139,25 @@ internal static class FaultAdminEndpoints
         return problem is null ? null : Results.Problem(statusCode: StatusCodes.Status401Unauthorized, title: "Unauthorized", detail: problem);
     }
 
-    private static async Task<JsonDocument?> ReadAsync(HttpRequest request)
+    /// <summary>
+    /// The body, or why it cannot be read. A setting given twice is refused by name: which value would
+    /// win is up to each reader, and a fault rule must mean one thing.
+    /// </summary>
+    private static async Task<(JsonDocument? Body, string? Unreadable)> ReadAsync(HttpRequest request)
     {
         try
         {
-            return await JsonDocument.ParseAsync(request.Body, new JsonDocumentOptions { AllowTrailingCommas = true, CommentHandling = JsonCommentHandling.Skip }).ConfigureAwait(false);
+            var options = new JsonDocumentOptions { AllowTrailingCommas = true, CommentHandling = JsonCommentHandling.Skip, AllowDuplicateProperties = false };
+            return (await JsonDocument.ParseAsync(request.Body, options).ConfigureAwait(false), null);
         }
-        catch (JsonException)
+        catch (JsonException e)
         {
-            return null;
+            return (null, e.Message);
+        }
+        catch (InvalidOperationException e)
+        {
+            // Comparing names to find one given twice unescapes them; a name escaping an unpaired surrogate cannot be.
+            return (null, $"a property name is not valid UTF-16: {e.Message}");
         }
     }
 

@@ -76,7 +76,7 @@ public sealed record ServiceBusFaultOptions
     {
         Expect(json.ValueKind == JsonValueKind.Object, $"{where} must be a JSON object.");
         var options = new ServiceBusFaultOptions();
-        foreach (var property in json.EnumerateObject())
+        foreach (var property in Settings(json, where))
         {
             var path = $"{where}.{property.Name}";
             switch (property.Name.ToLowerInvariant())
@@ -104,7 +104,7 @@ public sealed record ServiceBusFaultOptions
         double? probability = null;
         var entity = ServiceBusFaultRule.AnyEntity;
         long? maxCount = null;
-        foreach (var property in json.EnumerateObject())
+        foreach (var property in Settings(json, where))
         {
             var path = $"{where}.{property.Name}";
             var value = property.Value;
@@ -161,6 +161,20 @@ public sealed record ServiceBusFaultOptions
     /// <summary>The text form of a probability, for logs.</summary>
     internal static string Describe(ServiceBusFaultRule rule) =>
         string.Create(CultureInfo.InvariantCulture, $"{rule.Kind} on {rule.Entity} p={rule.Probability}{(rule.MaxCount is { } max ? $" max {max}" : string.Empty)}");
+
+    /// <summary>
+    /// The properties of a settings object. Names are read regardless of case, so <c>seed</c> and
+    /// <c>Seed</c> are one setting: given twice it is refused, naming it, rather than the last one winning.
+    /// </summary>
+    internal static IEnumerable<JsonProperty> Settings(JsonElement json, string where)
+    {
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        foreach (var property in json.EnumerateObject())
+        {
+            Expect(seen.Add(property.Name), $"{where}.{property.Name} is given twice.");
+            yield return property;
+        }
+    }
 
     private static void Expect(bool condition, string message)
     {
