@@ -65,10 +65,10 @@ public sealed class PipelineVerdictTests : IDisposable
     }
 
     [Theory]
-    [InlineData(9120, true)]
-    [InlineData(9119, false)]
+    [InlineData(7904, true)]
+    [InlineData(7903, false)]
     [InlineData(6105, false)]
-    public void B4_outgoing_must_reach_one_and_a_half_times_incoming(long outgoing, bool passed)
+    public void B4_outgoing_must_reach_1_3_times_incoming(long outgoing, bool passed)
     {
         var verdict = Single(Verdicts(Step("B4", incoming: 6080, outgoing: outgoing)), "B4", "outgoing deliveries exceed");
 

@@ -67,6 +67,8 @@ internal static class StepFigures
             figures.Add(new($"CPU {cpu.Component}", "% of a core, average", cpu.AveragePercent));
         }
 
+        figures.Add(new("model scale", "×", result.Scale));
+        figures.Add(new("system CPU at its busiest 5 s", "cores", result.SystemCpuPeakCores));
         figures.Add(new("longest machine stall", "s", result.LongestStallSeconds));
         return figures;
     }
@@ -128,6 +130,7 @@ internal sealed record StepSeries(IReadOnlyList<Series> Items)
         }
 
         series.AddRange(result.CpuSeries.Select(s => Named(s, $"CPU {s.Name} (%)")));
+        series.Add(Named(result.SystemCpuSeries, "CPU of the whole system (cores)"));
         return series;
     }
 

@@ -119,6 +119,9 @@ internal sealed record StepResult
     /// <summary>The whole system's CPU over the step, on average, in cores.</summary>
     public double SystemCpuAverageCores { get; init; }
 
+    /// <summary>The whole system's CPU each second, in cores: what the budget is held to.</summary>
+    public Series SystemCpuSeries { get; init; } = new("system", []);
+
     /// <summary>What the system could use in this step; null where it was not measured.</summary>
     public CpuBudget? Budget { get; init; }
 

@@ -125,6 +125,15 @@ internal static partial class ReportWriter
         }
 
         yield return Charts.TimeSeries($"{id}-cpu.svg", $"{id}: CPU per component (average over its processes)", [.. result.CpuSeries.Select(s => new Line(s))], "% of one core");
+        if (result.Budget is { } budget)
+        {
+            yield return Charts.TimeSeries(
+                $"{id}-system-cpu.svg",
+                $"{id}: the whole system's CPU against its budget (scale {result.Scale:0.##})",
+                [new(result.SystemCpuSeries, Area: true)],
+                "cores",
+                references: [(string.Create(CultureInfo.InvariantCulture, $"budget: {budget.LimitCores:0.00} cores"), budget.LimitCores)]);
+        }
     }
 
     private static double? Article(ScenarioOutcome outcome, string metric, string step) =>

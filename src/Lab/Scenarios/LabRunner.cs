@@ -144,9 +144,8 @@ internal static class LabRunner
             return ScaleSelection.Forced(forced);
         }
 
-        context.Log(string.Create(CultureInfo.InvariantCulture, $"  probing this machine with {probeStep.Id}'s settings at scale 1 ({scenario.ProbeRate * ScaleSelection.LowShare:0}, {scenario.ProbeRate:0} and {scenario.ProbeRate * ScaleSelection.LowShare:0} requests/s, {ScaleSelection.Window.TotalSeconds:0} s each)"));
-        await scenario.WarmUpAsync(context, probeStep, cancellationToken).ConfigureAwait(false);
-        await SettleAsync(context, probeStep).ConfigureAwait(false);
+        var rate = ScaleSelection.ProbeRate(scenario);
+        context.Log(string.Create(CultureInfo.InvariantCulture, $"  probing this machine with {probeStep.Id}'s settings at scale 1 ({rate:0} requests/s unmeasured, then {rate:0} and {rate * ScaleSelection.LowShare:0} requests/s, {ScaleSelection.Window.TotalSeconds:0} s each)"));
         var probe = await ScaleSelection.ProbeAsync(scenario, context, probeStep, cancellationToken).ConfigureAwait(false);
         context.Log($"  probe: {probe.Describe()}");
         return ScaleSelection.Choose(probe, scenario.PeakRate(context), context.Calibration);
@@ -266,18 +265,25 @@ internal static class LabRunner
         }
     }
 
-    /// <summary>CPU and thread-pool figures of the samples taken since <paramref name="since"/>, and the step's CPU budget.</summary>
-    internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler, double budgetShare)
+    /// <summary>
+    /// CPU and thread-pool figures of the samples taken since <paramref name="since"/>, and the step's CPU budget.
+    /// The budget is held from <paramref name="judgedFrom"/> on (default <paramref name="since"/>): a step load's
+    /// first fifth asks a fifth of its peak or less, and what the system spends there is the start of the
+    /// processes the step started — the runtime compiling the code their first requests reach — not the model.
+    /// </summary>
+    internal static StepResult WithSystemFigures(StepResult result, SystemSampler sampler, double since, double loadStartOnSampler, double budgetShare, double? judgedFrom = null)
     {
         var cpu = sampler.Cpu.Where(c => c.Second >= since).ToList();
         var system = sampler.SystemCpu.Where(c => c.Second >= since).ToList();
-        var other = sampler.OtherLoad.Where(s => s.Second >= since).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average();
+        var judged = judgedFrom ?? since;
+        var other = sampler.OtherLoad.Where(s => s.Second >= judged).Select(s => s.OtherCores + s.StealCores).DefaultIfEmpty(0).Average();
         return result with
         {
-            SystemCpuPeakCores = CpuBudget.PeakCores(system),
+            SystemCpuPeakCores = CpuBudget.PeakCores([.. system.Where(c => c.Second >= judged)]),
             SystemCpuAverageCores = system.Select(c => c.Cores).DefaultIfEmpty(0).Average(),
+            SystemCpuSeries = new Series("whole system", [.. system.Select(c => new TimePoint(c.Second - loadStartOnSampler, c.Cores))]),
             Budget = new CpuBudget(CpuBudget.MachineCores, other, budgetShare),
-            ThreadPoolSaturation = CpuBudget.ThreadPoolSaturation([.. sampler.ThreadPool.Where(t => t.Second >= since)]),
+            ThreadPoolSaturation = CpuBudget.ThreadPoolSaturation([.. sampler.ThreadPool.Where(t => t.Second >= judged)]),
             Cpu = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
                 .Select(g => new CpuFigures(g.Key, g.Average(c => c.AveragePercent), g.Max(c => c.MaxPercent)))],
             CpuSeries = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
@@ -314,7 +320,8 @@ internal static class LabRunner
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
 
-            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler, context.Calibration.CpuBudgetShare) with
+            var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler, context.Calibration.CpuBudgetShare,
+                judgedFrom: loadStartOnSampler + (load.LoadDuration.TotalSeconds / 5)) with
             {
                 Processes = context.Deployment.Processes().GroupBy(p => p.Component).ToDictionary(g => g.Key, g => g.Count()),
                 Scale = context.Scale.Value,

@@ -67,7 +67,10 @@ internal abstract class LabScenario
     /// </summary>
     public abstract string ProbeStepId { get; }
 
-    /// <summary>The probe's arrival rate at scale 1: low enough for every step's limits, high enough for a few hundred requests.</summary>
+    /// <summary>
+    /// The probe's arrival rate at scale 1 on two cores (less on fewer, <see cref="ScaleSelection.ProbeRate"/>): low
+    /// enough for the probe step's limits, high enough for a few hundred requests.
+    /// </summary>
     public abstract double ProbeRate { get; }
 
     /// <summary>Requests per second at the step load's peak, at scale 1: what the CPU budget has to carry.</summary>

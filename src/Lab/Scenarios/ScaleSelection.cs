@@ -54,8 +54,14 @@ internal sealed record ScaleChoice(ModelScale Scale, string Reason)
 /// </summary>
 internal static class ScaleSelection
 {
-    /// <summary>How long the probe holds each of its three rates.</summary>
-    internal static readonly TimeSpan Window = TimeSpan.FromSeconds(5);
+    /// <summary>How long the probe holds each of its rates.</summary>
+    internal static readonly TimeSpan Window = TimeSpan.FromSeconds(6);
+
+    /// <summary>
+    /// The probe's high rate: the scenario's on two cores or more, less on fewer — a probe that saturated the
+    /// machine would measure a core's contention, not a request's cost.
+    /// </summary>
+    internal static double ProbeRate(LabScenario scenario) => scenario.ProbeRate * Math.Min(1, CpuBudget.MachineCores / 2.0);
 
     /// <summary>The probe's low rate is this share of the scenario's probe rate (its high one).</summary>
     internal const double LowShare = 1.0 / 3;
@@ -71,40 +77,38 @@ internal static class ScaleSelection
         new(new ModelScale(scale), string.Create(CultureInfo.InvariantCulture, $"scale {scale:0.##} as given (--scale); the machine was not probed"));
 
     /// <summary>
-    /// Measures the system's CPU under <paramref name="scenario"/>'s probe load at scale 1 — low, high and low again
-    /// (<see cref="Window"/> each) — the deployment at its probe step, warmed up and at rest. The CPU per request is
-    /// the slope between the high rate and the two low ones (whose average cancels a steady drift, such as the
-    /// runtime still compiling hot code in the background), what the system takes at rest is the line's
-    /// intercept, and the latency is the high rate's.
+    /// Measures the system's CPU under <paramref name="scenario"/>'s probe load at scale 1, the deployment at its probe
+    /// step: the high rate once unmeasured (the warm-up), then rest, then the high rate and the low one
+    /// (<see cref="Window"/> each). The first high hold has the runtime compile (and recompile hot) the code the
+    /// probe's rate and concurrency reach — in a dozen fresh processes a burst of a core or more that would swamp
+    /// the measurement — and the rest waits it out. The CPU per request is the slope between the two measured
+    /// holds, what the system takes at rest the line's intercept, and the latency the high rate's.
     /// </summary>
     public static async Task<MachineProbe> ProbeAsync(LabScenario scenario, LabContext context, Step step, CancellationToken cancellationToken)
     {
         var clock = Stopwatch.StartNew();
-        var high = scenario.ProbeRate;
+        var high = ProbeRate(scenario);
+        await HoldAsync(scenario, context, high, clock, cancellationToken).ConfigureAwait(false);
+        await SettleAsync(context.Deployment, cancellationToken).ConfigureAwait(false);
+
         var start = Reading.Take(context.Deployment, clock);
-        var first = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
         var peak = await HoldAsync(scenario, context, high, clock, cancellationToken).ConfigureAwait(false);
-        var last = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
+        var low = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
         var end = Reading.Take(context.Deployment, clock);
         context.Log(string.Create(CultureInfo.InvariantCulture,
-            $"  probe: {string.Join("; ", new[] { first, peak, last }.Select(h => $"{h.RequestsPerSecond:0.0} requests/s took {h.Cores:0.00} cores"))}"));
+            $"  probe: {string.Join("; ", new[] { peak, low }.Select(h => $"{h.RequestsPerSecond:0.0} requests/s took {h.Cores:0.00} cores"))}"));
 
-        var lowCores = (first.Cores + last.Cores) / 2;
-        var lowRate = (first.RequestsPerSecond + last.RequestsPerSecond) / 2;
-        var slope = (peak.Cores - lowCores) / Math.Max(1e-9, peak.RequestsPerSecond - lowRate);
+        var slope = (peak.Cores - low.Cores) / Math.Max(1e-9, peak.RequestsPerSecond - low.RequestsPerSecond);
         // Noise can flatten the line on a busy machine: then all of the high rate's CPU counts as its requests'.
         var perRequest = slope > 0 ? slope : peak.Cores / Math.Max(1e-9, peak.RequestsPerSecond);
-        // At rest: the quieter low rate's CPU less its requests' (the earlier one may still carry the warm-up's
-        // recompilation, which the average above cancels from the slope but not from the level).
-        var quieter = first.Cores <= last.Cores ? first : last;
-        var idle = Math.Max(0, quieter.Cores - (perRequest * quieter.RequestsPerSecond));
+        var idle = Math.Max(0, low.Cores - (perRequest * low.RequestsPerSecond));
         var other = end.Machine is { } to && start.Machine is { } from
             ? Math.Max(0, (to - from).Competing - (end.Ours - start.Ours)) / (end.Seconds - start.Seconds)
             : 0;
         return new MachineProbe(
             step.Id,
             high,
-            first.Requests + peak.Requests + last.Requests,
+            peak.Requests + low.Requests,
             end.Seconds - start.Seconds,
             CpuBudget.MachineCores,
             other,

@@ -109,7 +109,7 @@ internal sealed class CosmosGateway
         {
             if (response.Latency > TimeSpan.Zero)
             {
-                await Task.Delay(response.Latency, _time, http.RequestAborted).ConfigureAwait(false);
+                await DelayAtLeastAsync(response.Latency, http.RequestAborted).ConfigureAwait(false);
             }
 
             // Logged before the answer is written: a client that reads the log once it has its
@@ -126,6 +126,16 @@ internal sealed class CosmosGateway
         if (!recorded)
         {
             Record(http, path, address, response, started, startedAt);
+        }
+    }
+
+    // A timer may fire up to a clock tick early; the modelled latency is a floor a client can rely on.
+    private async Task DelayAtLeastAsync(TimeSpan latency, CancellationToken cancellation)
+    {
+        var start = _time.GetTimestamp();
+        for (var left = latency; left > TimeSpan.Zero; left = latency - _time.GetElapsedTime(start))
+        {
+            await Task.Delay(left < TimeSpan.FromMilliseconds(1) ? TimeSpan.FromMilliseconds(1) : left, _time, cancellation).ConfigureAwait(false);
         }
     }
 
