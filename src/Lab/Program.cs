@@ -15,6 +15,7 @@ using DroneDelivery.LocalSystem;
 // dotnet run --project src/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
 // dotnet run --project src/Lab -- chaos --quick [--step B5]      kill processes and fail dependencies under load; verdicts from the stores
 // dotnet run --project src/Lab -- calibration [no-latency] > my.json; … run A --calibration my.json
+DroneDelivery.Lab.Deployment.ChildRuntime.ApplyToChildren();
 var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
 root.Subcommands.Add(LabCommands.Run());
 root.Subcommands.Add(LabCommands.Soak());

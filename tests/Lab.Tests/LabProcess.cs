@@ -131,6 +131,26 @@ internal sealed class LabProcess : IDisposable
     public static IReadOnlyList<string> Leftovers(string marker) =>
         [.. LeftoverIds(marker).Select(pid => $"{pid}: {CommandLine(pid)}")];
 
+    /// <summary>
+    /// The processes the lab started so far whose environment lacks <paramref name="assignment"/> (<c>NAME=value</c>);
+    /// the lab itself aside (it sets what its processes inherit), and those gone meanwhile.
+    /// </summary>
+    public IReadOnlyList<string> StartedWithout(string assignment) =>
+        [.. LeftoverIds(_marker).Where(pid => pid != _process.Id && EnvironmentOf(pid) is { Length: > 0 } variables && !variables.Contains(assignment))
+            .Select(pid => $"{pid}: {CommandLine(pid)}")];
+
+    private static string[] EnvironmentOf(int pid)
+    {
+        try
+        {
+            return File.ReadAllText($"/proc/{pid}/environ").Split('\0');
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return [];
+        }
+    }
+
     private static string CommandLine(int pid)
     {
         try

@@ -41,7 +41,7 @@ public sealed class ModelScaleTests
     [Fact]
     public void A_machine_with_cores_to_spare_runs_the_model_at_scale_one()
     {
-        // 4 ms per request × 100/s = 0.4 cores + 0.1 at rest, well within 65 % of 60 % of 2 cores.
+        // 4 ms per request × 100/s = 0.4 cores + 0.1 at rest, well within 75 % of 60 % of 2 cores.
         var choice = ScaleSelection.Choose(Probe(cpuMsPerRequest: 4, idleCores: 0.1), peakRate: 100, Calibration);
 
         Assert.Equal(1, choice.Scale.Value);
@@ -52,12 +52,12 @@ public sealed class ModelScaleTests
     [Fact]
     public void A_machine_short_of_cpu_runs_the_model_at_the_scale_that_keeps_its_predicted_peak_at_the_target()
     {
-        // Budget 0.6 × 2 = 1.2 cores, target 0.65 × 1.2 = 0.78; (0.78 − 0.1) ÷ (12 ms × 116/s = 1.392) = 0.4885.
+        // Budget 0.6 × 2 = 1.2 cores, target 0.75 × 1.2 = 0.9; (0.9 − 0.1) ÷ (12 ms × 116/s = 1.392) = 0.5747.
         var choice = ScaleSelection.Choose(Probe(cpuMsPerRequest: 12, idleCores: 0.1), peakRate: 116, Calibration);
 
-        Assert.Equal(0.48, choice.Scale.Value, precision: 9);
+        Assert.Equal(0.57, choice.Scale.Value, precision: 9);
         Assert.True(choice.PredictedPeakCores <= Calibration.ScaleCpuTarget * choice.Budget!.LimitCores);
-        Assert.Contains("scale 0.48", choice.Reason, StringComparison.Ordinal);
+        Assert.Contains("scale 0.57", choice.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -114,6 +114,15 @@ public sealed class ModelScaleTests
         Assert.Equal(1.2, new CpuBudget(2, 0, 0.6).LimitCores, precision: 9);
         Assert.Equal(0.6, new CpuBudget(2, 1, 0.6).LimitCores, precision: 9);
         Assert.Equal(0, new CpuBudget(1, 1.5, 0.6).LimitCores);
+    }
+
+    [Fact]
+    public void Under_a_quota_other_processes_take_from_the_system_only_what_the_free_cores_do_not_cover()
+    {
+        // One core's quota on a 2-core machine: a process on the other core leaves the quota whole.
+        Assert.Equal(0.6, new CpuBudget(1, 0.8, 0.6, HardwareCores: 2).LimitCores, precision: 9);
+        Assert.Equal(0.3, new CpuBudget(1, 1.5, 0.6, HardwareCores: 2).LimitCores, precision: 9);
+        Assert.Contains("of a quota on a 2-core machine", new CpuBudget(1, 0, 0.6, HardwareCores: 2).Describe(), StringComparison.Ordinal);
     }
 
     private static MachineProbe Probe(double cpuMsPerRequest, double idleCores, double otherCores = 0, int cores = 2, double? meanLatencyMs = null, double? modelLatencyMs = null) =>

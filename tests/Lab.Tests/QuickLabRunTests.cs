@@ -201,6 +201,8 @@ public sealed class LabInterruptTests
         await WithLabStartingServicesAsync(async lab =>
         {
             Assert.NotEmpty(lab.Leftovers());
+            // What the lab measures is its processes' steady state: none recompiles hot code in the background.
+            Assert.Empty(lab.StartedWithout("DOTNET_TieredCompilation=0"));
 
             lab.Interrupt();
 

@@ -295,7 +295,6 @@ internal sealed class LocalDeployment : IAsyncDisposable
             {
                 ["Cosmos__ConnectionString"] = Cosmos.ConnectionString,
                 ["Cosmos__DatabaseId"] = _options.CosmosDatabaseId,
-                ["DOTNET_gcServer"] = "0",
             },
             LogFile = Path.Combine(_options.WorkDirectory, "logs", name + ".log"),
         };
@@ -376,8 +375,6 @@ internal sealed class LocalDeployment : IAsyncDisposable
         var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString, [Issuer.SigningKey]);
         return new Dictionary<string, string>(ServiceEnvironment.Render(step.Values, service, wiring), StringComparer.Ordinal)
         {
-            // Workstation GC: dozens of processes share two cores.
-            ["DOTNET_gcServer"] = "0",
             ["Logging__LogLevel__Default"] = "Warning",
             ["Logging__LogLevel__DroneDelivery"] = "Information",
         };

@@ -8,7 +8,7 @@ namespace DroneDelivery.Lab.Measurement;
 /// emulated cloud's limits — RU/s, partitions, injected latency, locks, concurrency — decide every figure;
 /// once they do not, the machine's speed does, and the step is machine-bound.
 /// </summary>
-internal sealed record CpuBudget(double Cores, double OtherCores, double Share)
+internal sealed record CpuBudget(double Cores, double OtherCores, double Share, double? HardwareCores = null)
 {
     /// <summary>The busiest this many seconds of a step count: a ramp's peak, not its average, saturates a machine.</summary>
     public const int WindowSeconds = 5;
@@ -23,11 +23,15 @@ internal sealed record CpuBudget(double Cores, double OtherCores, double Share)
     /// <summary>The machine's cores as this process sees them (a cgroup's CPU quota included).</summary>
     public static int MachineCores => Environment.ProcessorCount;
 
-    /// <summary>What the system may use: the share of the cores other processes leave.</summary>
-    public double LimitCores => Share * Math.Max(0, Cores - OtherCores);
+    /// <summary>
+    /// What the system may use: the share of the cores other processes leave. Under a CPU quota smaller than the
+    /// machine (<see cref="HardwareCores"/> above <see cref="Cores"/>) other processes run on the cores the quota
+    /// leaves free, and take from the system only what they take beyond those.
+    /// </summary>
+    public double LimitCores => Share * Math.Max(0, Math.Min(Cores, (HardwareCores ?? Cores) - OtherCores));
 
     public string Describe() => string.Create(CultureInfo.InvariantCulture,
-        $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{(OtherCores >= 0.05 ? $" less {OtherCores:0.00} other processes took" : string.Empty)})");
+        $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{(HardwareCores > Cores ? $" of a quota on a {HardwareCores}-core machine" : string.Empty)}{(OtherCores >= 0.05 ? $" less {OtherCores:0.00} other processes took" : string.Empty)})");
 
     /// <summary>The highest average of <see cref="WindowSeconds"/> consecutive samples (all of them when there are fewer).</summary>
     public static double PeakCores(IReadOnlyList<SystemCpuSample> samples)

@@ -50,6 +50,25 @@ internal readonly record struct MachineCpu(double Busy, double Niced, double Ste
         return new MachineCpu(Field(1) + Field(3), Field(2), Field(8));
     }
 
+    /// <summary>
+    /// The machine's online cores, whatever quota this process runs under (<see cref="Environment.ProcessorCount"/>
+    /// counts the quota): the <c>cpuN</c> lines of /proc/stat; the quota's count where they cannot be read.
+    /// </summary>
+    public static int HardwareCores { get; } = CountCores();
+
+    private static int CountCores()
+    {
+        try
+        {
+            var cores = File.ReadLines("/proc/stat").Count(l => l.StartsWith("cpu", StringComparison.Ordinal) && l.Length > 3 && char.IsAsciiDigit(l[3]));
+            return Math.Max(Environment.ProcessorCount, cores);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return Environment.ProcessorCount;
+        }
+    }
+
     private static int Niceness()
     {
         // getpriority(PRIO_PROCESS, 0): this process's nice value. It may legitimately be -1, so errno decides.

@@ -53,11 +53,27 @@ internal sealed class GatewayScenario : LabScenario
     /// <summary>A1: nine serial queries per invoice, as many Cosmos DB calls as any step makes, at a rate its 900 RU/s serve unthrottled.</summary>
     public override string ProbeStepId => "A1";
 
-    /// <summary>24 invoices/s × 29 RU: about 700 of A1's 900 RU/s.</summary>
+    /// <summary>24 invoices/s × <see cref="FanOutRequestUnits"/>: about 700 of A1's 900 RU/s.</summary>
     public override double ProbeRate => 24;
 
-    /// <summary>40 users asking <see cref="LabCalibration.InvoiceRatePerUser"/> invoices a second each (116/s).</summary>
-    public override double PeakRate(LabContext context) => Users * context.Calibration.InvoiceRatePerUser;
+    /// <summary>
+    /// What one invoice's nine-partition utilization query costs in the emulated Cosmos DB (A1–A3's RU per
+    /// operation in the results).
+    /// </summary>
+    internal const double FanOutRequestUnits = 29;
+
+    /// <summary>
+    /// The scenario's CPU peak is its fan-out's: A1–A3's invoices make the probe's nine queries, A4's one query
+    /// costs a third of their CPU or less. Their rate is the users' — 40 asking <see cref="LabCalibration.InvoiceRatePerUser"/>
+    /// invoices a second each (116/s) — or what the utilization container's largest RU/s serves at
+    /// <see cref="FanOutRequestUnits"/> an invoice (2,500 ÷ 29 ≈ 86/s), whichever is less.
+    /// </summary>
+    public override double PeakRate(LabContext context)
+    {
+        var throughput = StepIds.SelectMany(id => CosmosContainerSpec.Of(context.Catalog[id]))
+            .Where(c => c.Id == "utilization").Max(c => c.Throughput);
+        return Math.Min(Users * context.Calibration.InvoiceRatePerUser, throughput / FanOutRequestUnits);
+    }
 
     /// <summary>A serial fan-out at the probe step's settings (<see cref="SerialFanOutMilliseconds"/>).</summary>
     public override double? ProbeModelLatencyMs(LabContext context, Step step) => SerialFanOutMilliseconds(context.Catalog, context.Calibration);

@@ -129,7 +129,7 @@ internal sealed record LabCalibration
     /// The share of the CPU budget the chosen scale aims the system's predicted peak at: the prediction rests on a
     /// short probe at low load, so it keeps a margin below the budget a step is held to.
     /// </summary>
-    public double ScaleCpuTarget { get; init; } = 0.65;
+    public double ScaleCpuTarget { get; init; } = 0.75;
 
     /// <summary>
     /// The smallest model scale the lab runs at. Below it injected delays of a second or more stretch the warm-ups

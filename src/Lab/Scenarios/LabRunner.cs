@@ -145,7 +145,7 @@ internal static class LabRunner
         }
 
         var rate = ScaleSelection.ProbeRate(scenario);
-        context.Log(string.Create(CultureInfo.InvariantCulture, $"  probing this machine with {probeStep.Id}'s settings at scale 1 ({rate:0} requests/s unmeasured, then {rate:0} and {rate * ScaleSelection.LowShare:0} requests/s, {ScaleSelection.Window.TotalSeconds:0} s each)"));
+        context.Log(string.Create(CultureInfo.InvariantCulture, $"  probing this machine with {probeStep.Id}'s settings at scale 1 ({rate:0} requests/s unmeasured, rest, then {rate:0} requests/s measured, {ScaleSelection.Window.TotalSeconds:0} s each)"));
         var probe = await ScaleSelection.ProbeAsync(scenario, context, probeStep, cancellationToken).ConfigureAwait(false);
         context.Log($"  probe: {probe.Describe()}");
         return ScaleSelection.Choose(probe, scenario.PeakRate(context), context.Calibration);
@@ -154,8 +154,8 @@ internal static class LabRunner
     /// <summary>After a warm-up, until the system's CPU stops falling (<see cref="ScaleSelection.SettleAsync"/>).</summary>
     private static async Task SettleAsync(LabContext context, Step step)
     {
-        var waited = await ScaleSelection.SettleAsync(context.Deployment, CancellationToken.None).ConfigureAwait(false);
-        context.Log(string.Create(CultureInfo.InvariantCulture, $"  {step.Id}: the system came to rest {waited:0} s after the warm-up"));
+        var rest = await ScaleSelection.SettleAsync(context.Deployment, CancellationToken.None).ConfigureAwait(false);
+        context.Log(string.Create(CultureInfo.InvariantCulture, $"  {step.Id}: the system came to rest {rest.Seconds:0} s after the warm-up ({rest.RestingCores:0.00} cores)"));
     }
 
     /// <summary>The scale a machine-bound step is measured again at: 0.6 of the one it ran at, no less than the smallest; null when there is none smaller.</summary>
@@ -282,7 +282,7 @@ internal static class LabRunner
             SystemCpuPeakCores = CpuBudget.PeakCores([.. system.Where(c => c.Second >= judged)]),
             SystemCpuAverageCores = system.Select(c => c.Cores).DefaultIfEmpty(0).Average(),
             SystemCpuSeries = new Series("whole system", [.. system.Select(c => new TimePoint(c.Second - loadStartOnSampler, c.Cores))]),
-            Budget = new CpuBudget(CpuBudget.MachineCores, other, budgetShare),
+            Budget = new CpuBudget(CpuBudget.MachineCores, other, budgetShare, MachineCpu.HardwareCores),
             ThreadPoolSaturation = CpuBudget.ThreadPoolSaturation([.. sampler.ThreadPool.Where(t => t.Second >= judged)]),
             Cpu = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
                 .Select(g => new CpuFigures(g.Key, g.Average(c => c.AveragePercent), g.Max(c => c.MaxPercent)))],

@@ -63,9 +63,6 @@ internal static class ScaleSelection
     /// </summary>
     internal static double ProbeRate(LabScenario scenario) => scenario.ProbeRate * Math.Min(1, CpuBudget.MachineCores / 2.0);
 
-    /// <summary>The probe's low rate is this share of the scenario's probe rate (its high one).</summary>
-    internal const double LowShare = 1.0 / 3;
-
     /// <summary>
     /// The machine's share of a request's latency may be at most this much of the model's at the chosen scale: a
     /// slower machine adds more milliseconds of its own, which a smaller scale (longer modelled delays) outweighs.
@@ -78,37 +75,35 @@ internal static class ScaleSelection
 
     /// <summary>
     /// Measures the system's CPU under <paramref name="scenario"/>'s probe load at scale 1, the deployment at its probe
-    /// step: the high rate once unmeasured (the warm-up), then rest, then the high rate and the low one
-    /// (<see cref="Window"/> each). The first high hold has the runtime compile (and recompile hot) the code the
-    /// probe's rate and concurrency reach — in a dozen fresh processes a burst of a core or more that would swamp
-    /// the measurement — and the rest waits it out. The CPU per request is the slope between the two measured
-    /// holds, what the system takes at rest the line's intercept, and the latency the high rate's.
+    /// step: the high rate once unmeasured (the warm-up), then rest, then the high rate again (<see cref="Window"/>
+    /// each). The first hold has the runtime compile (and recompile hot) the code the probe's rate and concurrency
+    /// reach — in a dozen fresh processes a burst of a core or more that would swamp the measurement — and the rest
+    /// waits it out and measures what the system takes at rest. A request's CPU is the measured hold's above that,
+    /// divided by its requests: on a small machine it is more than on a large one at the same rate (the cores are
+    /// contended), and the hold's rate is what the steps' peaks ask of a small machine. The latency is the hold's.
     /// </summary>
     public static async Task<MachineProbe> ProbeAsync(LabScenario scenario, LabContext context, Step step, CancellationToken cancellationToken)
     {
         var clock = Stopwatch.StartNew();
         var high = ProbeRate(scenario);
         await HoldAsync(scenario, context, high, clock, cancellationToken).ConfigureAwait(false);
-        await SettleAsync(context.Deployment, cancellationToken).ConfigureAwait(false);
+        var rest = await SettleAsync(context.Deployment, cancellationToken).ConfigureAwait(false);
 
         var start = Reading.Take(context.Deployment, clock);
         var peak = await HoldAsync(scenario, context, high, clock, cancellationToken).ConfigureAwait(false);
-        var low = await HoldAsync(scenario, context, high * LowShare, clock, cancellationToken).ConfigureAwait(false);
         var end = Reading.Take(context.Deployment, clock);
         context.Log(string.Create(CultureInfo.InvariantCulture,
-            $"  probe: {string.Join("; ", new[] { peak, low }.Select(h => $"{h.RequestsPerSecond:0.0} requests/s took {h.Cores:0.00} cores"))}"));
+            $"  probe: at rest {rest.RestingCores:0.00} cores; {peak.RequestsPerSecond:0.0} requests/s took {peak.Cores:0.00} cores"));
 
-        var slope = (peak.Cores - low.Cores) / Math.Max(1e-9, peak.RequestsPerSecond - low.RequestsPerSecond);
-        // Noise can flatten the line on a busy machine: then all of the high rate's CPU counts as its requests'.
-        var perRequest = slope > 0 ? slope : peak.Cores / Math.Max(1e-9, peak.RequestsPerSecond);
-        var idle = Math.Max(0, low.Cores - (perRequest * low.RequestsPerSecond));
+        var idle = Math.Min(rest.RestingCores, peak.Cores);
+        var perRequest = (peak.Cores - idle) / Math.Max(1e-9, peak.RequestsPerSecond);
         var other = end.Machine is { } to && start.Machine is { } from
             ? Math.Max(0, (to - from).Competing - (end.Ours - start.Ours)) / (end.Seconds - start.Seconds)
             : 0;
         return new MachineProbe(
             step.Id,
             high,
-            peak.Requests + low.Requests,
+            peak.Requests,
             end.Seconds - start.Seconds,
             CpuBudget.MachineCores,
             other,
@@ -123,21 +118,22 @@ internal static class ScaleSelection
     /// hot (tiered compilation) in the background for several seconds afterwards, a dozen processes' worth at once,
     /// and a step or probe measured meanwhile would count that as its requests'. Settled when a second's CPU is
     /// no lower than the second's before it (within 0.05 cores) and under <see cref="RestingCores"/>, or after
-    /// <see cref="SettleAtMost"/>. Returns the seconds waited.
+    /// <see cref="SettleAtMost"/>. Returns the seconds waited and the last second's CPU.
     /// </summary>
     /// <remarks>
     /// The CPU measured is the system's own, so other processes on the machine do not hold it up.
     /// </remarks>
-    public static async Task<double> SettleAsync(LocalDeployment deployment, CancellationToken cancellationToken)
+    public static async Task<Rest> SettleAsync(LocalDeployment deployment, CancellationToken cancellationToken)
     {
         var clock = Stopwatch.StartNew();
         var last = Reading.Take(deployment, clock);
         double? previous = null;
+        var cores = 0.0;
         while (clock.Elapsed < SettleAtMost)
         {
             await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
             var now = Reading.Take(deployment, clock);
-            var cores = (now.Ours - last.Ours) / (now.Seconds - last.Seconds);
+            cores = (now.Ours - last.Ours) / (now.Seconds - last.Seconds);
             last = now;
             if (previous is { } before && cores >= before - 0.05 && cores < RestingCores)
             {
@@ -147,8 +143,11 @@ internal static class ScaleSelection
             previous = cores;
         }
 
-        return clock.Elapsed.TotalSeconds;
+        return new Rest(clock.Elapsed.TotalSeconds, cores);
     }
+
+    /// <summary>How long <see cref="SettleAsync"/> waited, and the system's CPU in its last second.</summary>
+    internal sealed record Rest(double Seconds, double RestingCores);
 
     /// <summary>A system at rest takes less than this: a tenth of a core or two for timers, metrics and idle connections across its processes.</summary>
     internal const double RestingCores = 0.3;
@@ -190,7 +189,7 @@ internal static class ScaleSelection
     /// </summary>
     public static ScaleChoice Choose(MachineProbe probe, double peakRate, LabCalibration calibration)
     {
-        var budget = new CpuBudget(probe.Cores, probe.OtherCores, calibration.CpuBudgetShare);
+        var budget = new CpuBudget(probe.Cores, probe.OtherCores, calibration.CpuBudgetShare, MachineCpu.HardwareCores);
         var target = calibration.ScaleCpuTarget * budget.LimitCores;
         var peakAtScaleOne = probe.CpuMillisecondsPerRequest / 1000 * peakRate;
         var byCpu = peakAtScaleOne > 0 ? (target - probe.IdleCores) / peakAtScaleOne : double.PositiveInfinity;
