@@ -32,7 +32,7 @@ public sealed class QuickLabRun : IAsyncLifetime
 
     /// <summary>
     /// The built-in calibration, given as a file the way a user gives one (<c>--calibration</c>): quick mode's
-    /// time compressed 12× and the chart's replicas halved, with a disturbed step's first measurement kept
+    /// time compressed 15× and the chart's replicas halved, with a disturbed step's first measurement kept
     /// (<c>--no-remeasure</c>) so four steps fit the session on a busy 2-core machine. The effects checked here
     /// are relative to each step's own load, so they show at this size too.
     /// </summary>
@@ -258,11 +258,11 @@ public sealed class LabInterruptTests
 
 /// <summary>
 /// The lab's end-to-end tests of failure and stopping (<c>Category=LabFaults</c>: chaos, Ctrl-C, a killed
-/// test host): what is lost or left running, not timing. .ci/run runs them in a session of their own, so the
+/// test host, a machine-bound step): what is lost or left running, not timing. .ci/run runs them in a session of their own, so the
 /// timing run's time-out is its own.
 /// </summary>
 internal static class LabFaults
 {
     /// <summary>.ci/run's time-out for their test session: their bounds, and a minute for the test host.</summary>
-    internal static readonly TimeSpan SessionTimeout = ChaosRunTests.Bound + LabInterruptTests.Bound + LabHostKilledTests.Bound + TimeSpan.FromMinutes(1);
+    internal static readonly TimeSpan SessionTimeout = ChaosRunTests.Bound + LabInterruptTests.Bound + LabHostKilledTests.Bound + MachineBoundRunTests.Bound + TimeSpan.FromMinutes(1);
 }

@@ -68,7 +68,7 @@ internal sealed record LabCalibration
     /// arrival and processing rates stay the case study's, so a backlog, and each message's wait in
     /// it, shrink by the same factor as the lock.
     /// </summary>
-    public double QuickTimeScale { get; init; } = 12;
+    public double QuickTimeScale { get; init; } = 15;
 
     /// <summary>
     /// Quick mode runs the chart's replica counts divided by this (at least one each) in the scenarios
@@ -107,11 +107,11 @@ internal sealed record LabCalibration
     /// <summary>
     /// Delivery requests per second at the end of scenario B's ramp (it starts at 2): well above what the
     /// tuned workflow completes, so a backlog builds at the peak as in the case study, and its last
-    /// messages wait in the prefetch buffers past B4's 5 s lock. That wait shrinks with the square of the
+    /// messages wait in the prefetch buffers past B4's lock (PT1M, 4 s in quick mode). That wait shrinks with the square of the
     /// gap between this peak and the workflow's completion rate, so the peak sits well clear of the
     /// fastest workflow measured: at 250/s it holds up to about 150 completions/s. A slower workflow's
-    /// longer wait costs B5 nothing it is judged on (dead-lettering takes five lost 25 s locks). The lower
-    /// peaks tried and what they showed are in docs/lab.md (calibration table).
+    /// longer wait costs B5 nothing it is judged on (dead-lettering takes five lost PT5M locks, 20 s each in
+    /// quick mode).
     /// </summary>
     public double DeliveryRequestPeakRate { get; init; } = 250;
 
