@@ -1,25 +1,30 @@
 using System.Runtime.InteropServices;
-using System.Globalization;
 using DroneDelivery.Emulators.ServiceBus;
 
 // dotnet run --project src/Emulators/ServiceBus/Emulator -- --port <amqp port> --http-port <metrics port> --config <Config.json>
 //   [--https-port <port>] [--host 127.0.0.1] [--send-latency-ms N] [--receive-latency-ms N] [--complete-latency-ms N]
 // Prints one line starting with ServiceBusEmulator.ReadyLinePrefix when it is ready; stops on Ctrl+C / SIGTERM.
+var parse = CommandLine.Build().Parse(args);
+if (CommandLine.Error(parse) is null && parse.Action is not null)
+{
+    return await parse.InvokeAsync(); // --help
+}
+
 ServiceBusEmulatorOptions options;
 try
 {
-    options = CommandLine.Parse(args);
+    options = CommandLine.Options(parse);
 }
 catch (EmulatorConfigurationException e)
 {
     Console.Error.WriteLine("Service Bus emulator: invalid configuration: " + e.Message);
-    return 2;
+    return CommandLine.InvalidConfigurationExitCode;
 }
 
 await using var emulator = await StartOrReportAsync(options);
 if (emulator is null)
 {
-    return 2;
+    return CommandLine.InvalidConfigurationExitCode;
 }
 
 emulator.ConnectionFailed += line => Console.Error.WriteLine("Service Bus emulator: " + line);
@@ -72,51 +77,4 @@ static async Task<ServiceBusEmulator?> StartOrReportAsync(ServiceBusEmulatorOpti
     }
 
     return null;
-}
-
-/// <summary>The command line: <c>--name value</c> pairs, bound onto <see cref="ServiceBusEmulatorOptions"/>.</summary>
-internal static class CommandLine
-{
-    public static ServiceBusEmulatorOptions Parse(string[] args)
-    {
-        var values = new Dictionary<string, string>(StringComparer.Ordinal);
-        for (var i = 0; i < args.Length; i++)
-        {
-            if (!args[i].StartsWith("--", StringComparison.Ordinal) || i + 1 >= args.Length)
-            {
-                throw new EmulatorConfigurationException($"Expected '--name value' pairs; '{args[i]}' has no value.");
-            }
-
-            values[args[i][2..]] = args[++i];
-        }
-
-        var options = new ServiceBusEmulatorOptions();
-        if (values.Remove("config", out var config))
-        {
-            options = ServiceBusEmulatorOptions.LoadConfigFile(config, options);
-        }
-
-        foreach (var (name, value) in values)
-        {
-            options = name switch
-            {
-                "port" => options with { Port = Int(name, value) },
-                "http-port" => options with { HttpPort = value == "off" ? null : Int(name, value) },
-                "https-port" => options with { HttpsPort = value == "off" ? null : Int(name, value) },
-                "host" => options with { Host = value },
-                "send-latency-ms" => options with { SendLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
-                "receive-latency-ms" => options with { ReceiveLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
-                "complete-latency-ms" => options with { CompleteLatency = TimeSpan.FromMilliseconds(Int(name, value)) },
-                _ => throw new EmulatorConfigurationException($"Unknown option '--{name}'. Known: --port, --http-port, --https-port, --config, --host, --send-latency-ms, --receive-latency-ms, --complete-latency-ms."),
-            };
-        }
-
-        options.Validate();
-        return options;
-    }
-
-    private static int Int(string name, string value) =>
-        int.TryParse(value, NumberStyles.Integer, CultureInfo.InvariantCulture, out var number)
-            ? number
-            : throw new EmulatorConfigurationException($"--{name} must be an integer (got '{value}').");
 }
