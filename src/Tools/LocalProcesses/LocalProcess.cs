@@ -57,10 +57,10 @@ public sealed class LocalProcess : IAsyncDisposable
     // stopping it also stops anything it started. The script prints the command's pid, relays
     // TERM/INT/HUP to its process group, polls the parent once a second and exits with the
     // command's status. The poll's sleep is killed on the way out so that none outlives the script.
-    // The trap is set before the command starts: a stop that came between the two used to end the
-    // shell by the signal's default action and leave the command running with no one to stop it
-    // (and its output pipe open, so the parent's wait for the shell's exit never ended). A stop
-    // before the command starts ends the script without starting it; one just after finds it in $!.
+    // The trap is set before the command starts, so that no stop can end the shell by the signal's
+    // default action and leave the command running with no one to stop it (and its output pipe open,
+    // so that the parent's wait for the shell's exit would never end). A stop before the command
+    // starts ends the script without starting it; one just after finds it in $!.
     internal const string WatchdogScript = """
         parent=$1; shift
         child=

@@ -318,13 +318,12 @@ internal sealed class LocalDeployment : IAsyncDisposable
             await Prometheus.DisposeAsync().ConfigureAwait(false);
         }
 
-        // Every service at once, as a namespace's deletion stops its pods: stopping them one set after another
-        // made a Ctrl-C during a step's start-up wait for each set's slowest replica in turn.
+        // Every service at once, as a namespace's deletion stops its pods, so that a Ctrl-C during a step's
+        // start-up waits for the slowest replica once, not for each set's slowest in turn.
         await Task.WhenAll(_services.Values.Select(set => set.DisposeAsync().AsTask())).ConfigureAwait(false);
 
         // Then the stores, all at once too: each may take its graceful stop's 10 s when it is stopped while
-        // still starting (a Ctrl-C in a step's first seconds), and one after another they took most of a
-        // minute on a busy machine.
+        // still starting (a Ctrl-C in a step's first seconds), and those must not add up.
         await Task.WhenAll(
             ServiceBus is null ? Task.CompletedTask : ServiceBus.DisposeAsync().AsTask(),
             Redis is null ? Task.CompletedTask : Redis.DisposeAsync().AsTask(),
