@@ -15,23 +15,22 @@ using DroneDelivery.LocalProcesses;
 // dotnet run --project src/Tools/Lab -- capacity --service gateway --step A4 --slo-p99 00:00:00.250 --target-rate 500
 // dotnet run --project src/Tools/Lab -- chaos --quick [--step B5]      kill processes and fail dependencies under load; verdicts from the stores
 // dotnet run --project src/Tools/Lab -- calibration [no-latency] > my.json; … run A --calibration my.json
-var root = new RootCommand("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.");
-root.Subcommands.Add(LabCommands.Run());
-root.Subcommands.Add(LabCommands.Soak());
-root.Subcommands.Add(LabCommands.Up());
-root.Subcommands.Add(LabCommands.Capacity());
-root.Subcommands.Add(LabCommands.Chaos());
-root.Subcommands.Add(LabCommands.Calibration());
-root.Subcommands.Add(LabCommands.Compare());
 // Ctrl-C cancels the run; the lab then stops every process it started, which takes longer than
 // System.CommandLine's default 2-second grace before it ends the process regardless.
-return await root.Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(2) }).ConfigureAwait(false);
+return await LabCommands.Root().Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = TimeSpan.FromMinutes(2) }).ConfigureAwait(false);
 
 namespace DroneDelivery.Lab
 {
     /// <summary>The lab's commands.</summary>
     internal static class LabCommands
     {
+        /// <summary>The lab's command line: every command, and <c>--help</c>.</summary>
+        public static RootCommand Root() =>
+            new("Drone Delivery lab: runs the whole system on this machine and replays the tuning case studies step by step.")
+            {
+                Subcommands = { Run(), Soak(), Up(), Capacity(), Chaos(), Calibration(), Compare() },
+            };
+
         public static Command Run()
         {
             var scenarios = new Argument<string[]>("scenarios") { Description = "Scenarios to replay: A, B (default both).", Arity = ArgumentArity.ZeroOrMore };

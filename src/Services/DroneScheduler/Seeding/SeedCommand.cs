@@ -25,6 +25,23 @@ public static class SeedCommand
     {
         output ??= Console.Out;
         error ??= Console.Error;
+        var parsed = Build(output, error).Parse(args);
+        if (parsed.Errors.Count > 0)
+        {
+            foreach (var parseError in parsed.Errors)
+            {
+                await error.WriteLineAsync($"seed: {parseError.Message}");
+            }
+
+            return 2;
+        }
+
+        return await parsed.InvokeAsync(new InvocationConfiguration { Output = output, Error = error });
+    }
+
+    /// <summary>The command: its options, and the action that validates them and seeds (exit code 0 done, 1 failed, 2 bad arguments).</summary>
+    public static RootCommand Build(TextWriter output, TextWriter error)
+    {
         var defaults = new SeedOptions();
         var configuration = new ConfigurationBuilder().AddEnvironmentVariables().Build();
 
@@ -66,7 +83,6 @@ public static class SeedCommand
             connectionString, accountEndpoint, database, container, partitionKeyPath, throughput, loadThroughput, otherThroughput, packages, drones,
             owners, firstMonth, months, deliveries, seed, concurrency, fleetSize, provisionOnly, loadOnly,
         };
-        var exitCode = 0;
         command.SetAction(async (result, cancellationToken) =>
         {
             var problems = new List<string>();
@@ -105,26 +121,12 @@ public static class SeedCommand
                     await error.WriteLineAsync($"seed: {problem}");
                 }
 
-                exitCode = 2;
-                return;
+                return 2;
             }
 
-            exitCode = await SeedAsync(account!, options, output, error, cancellationToken);
+            return await SeedAsync(account!, options, output, error, cancellationToken);
         });
-
-        var parsed = command.Parse(args);
-        if (parsed.Errors.Count > 0)
-        {
-            foreach (var parseError in parsed.Errors)
-            {
-                await error.WriteLineAsync($"seed: {parseError.Message}");
-            }
-
-            return 2;
-        }
-
-        var invoked = await parsed.InvokeAsync(new InvocationConfiguration { Output = output, Error = error });
-        return invoked != 0 ? invoked : exitCode;
+        return command;
     }
 
     /// <summary>How to reach the account: a key (connection string) or Entra ID (endpoint), exactly one.</summary>
