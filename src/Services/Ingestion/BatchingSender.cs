@@ -236,7 +236,7 @@ public sealed partial class BatchingSender : BackgroundService
         try
         {
             await _sender.SendMessagesAsync(batch).ConfigureAwait(false);
-            ServiceBusClientTelemetry.RecordSent(_sender.EntityPath, inBatch.Count);
+            ServiceBusClientTelemetry.Record(MessageEvent.Sent, _sender.EntityPath, inBatch.Count);
             foreach (var pending in inBatch)
             {
                 pending.Sent.TrySetResult();

@@ -222,7 +222,7 @@ public sealed partial class DeliveryProcessor : BackgroundService
         // processor's own work: receiving and renewing locks.
         if (ServiceBusClientTelemetry.IsLockLost(args.Exception))
         {
-            ServiceBusClientTelemetry.RecordLockLost(args.EntityPath);
+            ServiceBusClientTelemetry.Record(MessageEvent.LockLost, args.EntityPath);
             LogProcessorLockLost(_logger, args.ErrorSource.ToString());
         }
         else if (args.Exception is not OperationCanceledException)

@@ -97,7 +97,7 @@ public sealed partial class DeliveryWorkflow(
     {
         var message = args.Message;
         var started = Stopwatch.GetTimestamp();
-        ServiceBusClientTelemetry.RecordReceived(args.EntityPath);
+        ServiceBusClientTelemetry.Record(MessageEvent.Received, args.EntityPath);
         var operation = message.ApplicationProperties.TryGetValue(DeliveryMessages.OperationProperty, out var value) && value is string name ? name : null;
         var operationTag = operation is DeliveryMessages.Delivery or DeliveryMessages.Cancel or DeliveryMessages.Reschedule ? operation : "unknown";
         Activity.Current?.SetTag("dronedelivery.operation", operationTag);
@@ -149,12 +149,12 @@ public sealed partial class DeliveryWorkflow(
         try
         {
             await args.AbandonMessageAsync(args.Message, cancellationToken: CancellationToken.None);
-            ServiceBusClientTelemetry.RecordAbandoned(args.EntityPath);
+            ServiceBusClientTelemetry.Record(MessageEvent.Abandoned, args.EntityPath);
             LogAbandoned(logger, args.Message.MessageId, args.Message.DeliveryCount, "the processor is stopping");
         }
         catch (Exception e) when (ServiceBusClientTelemetry.IsLockLost(e))
         {
-            ServiceBusClientTelemetry.RecordLockLost(args.EntityPath);
+            ServiceBusClientTelemetry.Record(MessageEvent.LockLost, args.EntityPath);
             outcome = WorkflowTelemetry.Outcomes.LockLost;
         }
         catch (ServiceBusException e)
@@ -394,7 +394,7 @@ public sealed partial class DeliveryWorkflow(
             {
                 case Settlement.Complete:
                     await args.CompleteMessageAsync(message, CancellationToken.None);
-                    ServiceBusClientTelemetry.RecordCompleted(queue);
+                    ServiceBusClientTelemetry.Record(MessageEvent.Completed, queue);
                     return WorkflowTelemetry.Outcomes.Completed;
                 case Settlement.Retry retry:
                     var delay = Backoff(attempt);
@@ -411,27 +411,27 @@ public sealed partial class DeliveryWorkflow(
                         // original, so the message is processed twice — which the steps' idempotency on the
                         // delivery id absorbs. Complete first could lose it.
                         await _retrySender.ScheduleMessageAsync(copy, time.GetUtcNow() + delay, CancellationToken.None);
-                        ServiceBusClientTelemetry.RecordSent(queue, 1);
+                        ServiceBusClientTelemetry.Record(MessageEvent.Sent, queue);
                     }
                     catch (Exception e)
                     {
                         LogRetryScheduleFailed(logger, message.MessageId, e.Message);
                         LogAbandoned(logger, message.MessageId, message.DeliveryCount, retry.Reason);
                         await args.AbandonMessageAsync(message, cancellationToken: CancellationToken.None);
-                        ServiceBusClientTelemetry.RecordAbandoned(queue);
+                        ServiceBusClientTelemetry.Record(MessageEvent.Abandoned, queue);
                         return WorkflowTelemetry.Outcomes.Abandoned;
                     }
 
                     WorkflowTelemetry.RetryCount.Add(1, new TagList { { "operation", operationTag }, { "reason", retry.Tag } });
                     LogRetryScheduled(logger, message.MessageId, attempt, delay.TotalSeconds, retry.Reason);
                     await args.CompleteMessageAsync(message, CancellationToken.None);
-                    ServiceBusClientTelemetry.RecordCompleted(queue);
+                    ServiceBusClientTelemetry.Record(MessageEvent.Completed, queue);
                     return WorkflowTelemetry.Outcomes.Retried;
                 case Settlement.DeadLetter deadLetter:
                     var description = deadLetter.Description.Length <= MaxDescriptionLength ? deadLetter.Description : deadLetter.Description[..MaxDescriptionLength];
                     LogDeadLettered(logger, message.MessageId, deadLetter.Reason, deadLetter.Compensated, description);
                     await args.DeadLetterMessageAsync(message, deadLetter.Reason, description, CancellationToken.None);
-                    ServiceBusClientTelemetry.RecordDeadLettered(queue);
+                    ServiceBusClientTelemetry.Record(MessageEvent.DeadLettered, queue);
                     return deadLetter.Compensated ? WorkflowTelemetry.Outcomes.Compensated : WorkflowTelemetry.Outcomes.DeadLettered;
                 default:
                     throw new InvalidOperationException($"Unknown settlement {settlement}.");
@@ -439,7 +439,7 @@ public sealed partial class DeliveryWorkflow(
         }
         catch (Exception e) when (ServiceBusClientTelemetry.IsLockLost(e))
         {
-            ServiceBusClientTelemetry.RecordLockLost(queue);
+            ServiceBusClientTelemetry.Record(MessageEvent.LockLost, queue);
             LogLockLost(logger, message.MessageId, message.DeliveryCount);
             return WorkflowTelemetry.Outcomes.LockLost;
         }

@@ -40,10 +40,9 @@ public static class DeliveryApi
     internal static async Task<Results<Ok<DeliverySummary>, ValidationProblem>> GetSummaryAsync(
         string? ownerId, string? year, string? month, DeliveryStore store)
     {
-        var errors = new FieldErrors();
-        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var count = await store.CountAsync(ownerId!, period);
@@ -53,13 +52,9 @@ public static class DeliveryApi
     internal static async Task<Results<Created<DeliveryRecord>, Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
         string id, DeliverySchedule? schedule, DeliveryStore store)
     {
-        var errors = new FieldErrors();
-        errors.RequireIdentifier("id", id);
-        errors.RequireBody(schedule, "delivery schedule", (body, e) => body.Validate(e));
-
-        if (!errors.IsEmpty)
+        if (Problems.InvalidRequest("id", id, schedule, "delivery schedule", (body, e) => body.Validate(e)) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var (result, delivery) = await store.PutAsync(id, schedule!);
@@ -73,9 +68,9 @@ public static class DeliveryApi
 
     internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, DeliveryStore store)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.GetAsync(id) is { } delivery ? TypedResults.Ok(delivery) : Problems.NotFound("Delivery", id);
@@ -84,13 +79,9 @@ public static class DeliveryApi
     internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> RescheduleAsync(
         string id, RescheduleRequest? change, DeliveryStore store)
     {
-        var errors = new FieldErrors();
-        errors.RequireIdentifier("id", id);
-        errors.RequireBody(change, "body with the fields to change", (body, e) => body.Validate(e));
-
-        if (!errors.IsEmpty)
+        if (Problems.InvalidRequest("id", id, change, "body with the fields to change", (body, e) => body.Validate(e)) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var (result, delivery) = await store.RescheduleAsync(id, change!);
@@ -105,9 +96,9 @@ public static class DeliveryApi
 
     internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> CancelAsync(string id, DeliveryStore store)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         var (result, delivery) = await store.CancelAsync(id);
@@ -116,9 +107,9 @@ public static class DeliveryApi
 
     internal static async Task<Results<Ok<DeliveryStatus>, ValidationProblem, ProblemHttpResult>> GetStatusAsync(string id, DeliveryStore store)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.GetAsync(id) is { } delivery
@@ -128,9 +119,9 @@ public static class DeliveryApi
 
     internal static async Task<Results<Ok<IReadOnlyList<TrackingEvent>>, ValidationProblem, ProblemHttpResult>> GetEventsAsync(string id, DeliveryStore store)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.GetEventsAsync(id) is { } events ? TypedResults.Ok(events) : Problems.NotFound("Delivery", id);

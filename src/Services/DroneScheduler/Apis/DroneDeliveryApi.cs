@@ -27,10 +27,9 @@ public static class DroneDeliveryApi
     internal static async Task<Results<Ok<DroneUtilization>, ValidationProblem>> GetUtilizationAsync(
         string? ownerId, string? year, string? month, DroneScheduleStore store, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         return TypedResults.Ok(await store.GetUtilizationAsync(ownerId!, period, cancellationToken));
@@ -39,13 +38,9 @@ public static class DroneDeliveryApi
     internal static async Task<Results<Created<DroneAssignment>, Ok<DroneAssignment>, ValidationProblem>> AssignAsync(
         string deliveryId, DroneAssignmentRequest? request, DroneScheduleStore store, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        errors.RequireIdentifier("deliveryId", deliveryId);
-        errors.RequireBody(request, "drone assignment request", (body, e) => body.Validate(e));
-
-        if (!errors.IsEmpty)
+        if (Problems.InvalidRequest("deliveryId", deliveryId, request, "drone assignment request", (body, e) => body.Validate(e)) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var (created, assignment) = await store.AssignAsync(deliveryId, request!, cancellationToken);
@@ -57,9 +52,9 @@ public static class DroneDeliveryApi
     internal static async Task<Results<Ok<DroneAssignment>, ValidationProblem, ProblemHttpResult>> GetAsync(
         string deliveryId, DroneScheduleStore store, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(deliveryId))
+        if (Problems.InvalidIdentifier("deliveryId", deliveryId) is { } invalid)
         {
-            return Problems.Invalid("deliveryId", $"deliveryId {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.GetAsync(deliveryId, cancellationToken) is { } assignment
@@ -70,9 +65,9 @@ public static class DroneDeliveryApi
     internal static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> ReleaseAsync(
         string deliveryId, DroneScheduleStore store, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(deliveryId))
+        if (Problems.InvalidIdentifier("deliveryId", deliveryId) is { } invalid)
         {
-            return Problems.Invalid("deliveryId", $"deliveryId {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.ReleaseAsync(deliveryId, cancellationToken) ? TypedResults.NoContent() : Problems.NotFound("Drone assignment", deliveryId);

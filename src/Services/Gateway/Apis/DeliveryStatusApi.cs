@@ -35,9 +35,9 @@ public static class DeliveryStatusApi
     internal static async Task<Results<Ok<DeliveryStatus>, ValidationProblem, ProblemHttpResult>> GetStatusAsync(
         string id, ClaimsPrincipal user, EdgeAccess access, IHttpClientFactory clients, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         var result = await BackendCall.SendAsync<DeliveryStatus>(

@@ -32,10 +32,9 @@ public static class InvoiceApi
     internal static async Task<Results<Ok<Invoice>, ValidationProblem, ProblemHttpResult>> GetInvoiceAsync(
         string ownerId, string? year, string? month, InvoiceAggregator aggregator, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var result = await aggregator.GetAsync(ownerId, period, cancellationToken);

@@ -48,9 +48,9 @@ public static partial class DeliveryRequestApi
     internal static async Task<Results<Accepted<DeliveryRequestAccepted>, ValidationProblem, ProblemHttpResult>> CancelAsync(
         string id, BatchingSender sender, IOptions<IngestionSettings> settings, HttpContext http, ILoggerFactory logs, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await EnqueueAsync(DeliveryMessages.Cancel, DeliveryRequestMessages.Cancel(id), id, sender, settings.Value, http, logs, cancellationToken);
@@ -59,13 +59,9 @@ public static partial class DeliveryRequestApi
     internal static async Task<Results<Accepted<DeliveryRequestAccepted>, ValidationProblem, ProblemHttpResult>> RescheduleAsync(
         string id, RescheduleRequest? change, BatchingSender sender, IOptions<IngestionSettings> settings, HttpContext http, ILoggerFactory logs, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        errors.RequireIdentifier("id", id);
-        errors.RequireBody(change, "body with the fields to change", (body, e) => body.Validate(e));
-
-        if (!errors.IsEmpty)
+        if (Problems.InvalidRequest("id", id, change, "body with the fields to change", (body, e) => body.Validate(e)) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         return await EnqueueAsync(DeliveryMessages.Reschedule, DeliveryRequestMessages.Reschedule(id, change!), id, sender, settings.Value, http, logs, cancellationToken);

@@ -29,10 +29,9 @@ public static class PackageApi
     internal static async Task<Results<Ok<PackageSummary>, ValidationProblem>> GetSummaryAsync(
         string? ownerId, string? year, string? month, PackageStore store, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        if (BillingPeriod.ParseQuery(errors, ownerId, year, month) is not { } period)
+        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         return TypedResults.Ok(await store.GetSummaryAsync(ownerId!, period, cancellationToken));
@@ -41,13 +40,9 @@ public static class PackageApi
     internal static async Task<Results<Created<PackageRecord>, Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
         string id, PackageUpsert? upsert, PackageStore store, CancellationToken cancellationToken)
     {
-        var errors = new FieldErrors();
-        errors.RequireIdentifier("id", id);
-        errors.RequireBody(upsert, "package", (body, e) => body.Validate(e));
-
-        if (!errors.IsEmpty)
+        if (Problems.InvalidRequest("id", id, upsert, "package", (body, e) => body.Validate(e)) is { } invalid)
         {
-            return Problems.Invalid(errors);
+            return invalid;
         }
 
         var (result, package) = await store.PutAsync(id, upsert!, cancellationToken);
@@ -61,9 +56,9 @@ public static class PackageApi
 
     internal static async Task<Results<Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, PackageStore store, CancellationToken cancellationToken)
     {
-        if (!Identifiers.IsValid(id))
+        if (Problems.InvalidIdentifier("id", id) is { } invalid)
         {
-            return Problems.Invalid("id", $"id {Identifiers.Rule}.");
+            return invalid;
         }
 
         return await store.GetAsync(id, cancellationToken) is { } package ? TypedResults.Ok(package) : Problems.NotFound("Package", id);

@@ -9,43 +9,15 @@ public enum DeliveryStage
 }
 
 /// <summary>The body of <c>PUT /api/deliveries/{id}</c>: the delivery Workflow schedules once a package and a drone exist.</summary>
-public sealed record DeliverySchedule
+public sealed record DeliverySchedule : DeliveryTerms
 {
-    public string? OwnerId { get; init; }
-
-    public string? PickupLocation { get; init; }
-
-    public string? DropoffLocation { get; init; }
-
-    public DateTimeOffset? PickupTime { get; init; }
-
-    public DateTimeOffset? Deadline { get; init; }
-
-    public bool? Expedited { get; init; }
-
-    public ConfirmationType? ConfirmationRequired { get; init; }
-
     public string? PackageId { get; init; }
 
     public string? DroneId { get; init; }
 
     public void Validate(FieldErrors errors)
     {
-        errors.RequireIdentifier("ownerId", OwnerId);
-        errors.RequireLocation("pickupLocation", PickupLocation);
-        errors.RequireLocation("dropoffLocation", DropoffLocation);
-        errors.Require("pickupTime", PickupTime);
-        errors.Require("deadline", Deadline);
-        if (PickupTime is { } pickup)
-        {
-            errors.Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
-                $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
-            if (Deadline is { } deadline)
-            {
-                errors.Check(deadline > pickup, "deadline", "deadline must be later than pickupTime.");
-            }
-        }
-
+        ValidateTerms(errors);
         errors.RequireIdentifier("packageId", PackageId);
         errors.RequireIdentifier("droneId", DroneId);
     }

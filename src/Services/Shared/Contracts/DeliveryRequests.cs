@@ -1,3 +1,5 @@
+using System.Text.Json.Serialization;
+
 namespace DroneDelivery.Contracts;
 
 public enum ConfirmationType
@@ -32,33 +34,37 @@ public sealed record PackageInfo
 }
 
 /// <summary>
-/// A client's delivery request as Ingestion accepts it (<c>POST /api/deliveryrequests</c>). Every member
-/// is nullable so that a missing field is reported by name instead of failing deserialization.
+/// What a delivery request and a delivery schedule both say: whose delivery, from where to where, when, and how
+/// it is confirmed. Every member is nullable so that a missing field is reported by name instead of failing
+/// deserialization; in JSON these come first.
 /// </summary>
-public record DeliveryRequest
+public abstract record DeliveryTerms
 {
-    public const int MaxTagLength = 256;
-
+    [JsonPropertyOrder(-1)]
     public string? OwnerId { get; init; }
 
+    [JsonPropertyOrder(-1)]
     public string? PickupLocation { get; init; }
 
+    [JsonPropertyOrder(-1)]
     public string? DropoffLocation { get; init; }
 
+    [JsonPropertyOrder(-1)]
     public DateTimeOffset? PickupTime { get; init; }
 
+    [JsonPropertyOrder(-1)]
     public DateTimeOffset? Deadline { get; init; }
 
     /// <summary>Optional; false when absent.</summary>
+    [JsonPropertyOrder(-1)]
     public bool? Expedited { get; init; }
 
     /// <summary>Optional; <see cref="ConfirmationType.None"/> when absent.</summary>
+    [JsonPropertyOrder(-1)]
     public ConfirmationType? ConfirmationRequired { get; init; }
 
-    public PackageInfo? PackageInfo { get; init; }
-
-    /// <summary>Checks every field; the valid request when there is no error.</summary>
-    public ValidDeliveryRequest? Validate(FieldErrors errors)
+    /// <summary>Checks the owner, both locations and both times (a deadline after the pickup, in a billable year).</summary>
+    protected void ValidateTerms(FieldErrors errors)
     {
         errors.RequireIdentifier("ownerId", OwnerId);
         errors.RequireLocation("pickupLocation", PickupLocation);
@@ -74,7 +80,20 @@ public record DeliveryRequest
                 errors.Check(deadline > pickup, "deadline", "deadline must be later than pickupTime.");
             }
         }
+    }
+}
 
+/// <summary>A client's delivery request as Ingestion accepts it (<c>POST /api/deliveryrequests</c>).</summary>
+public record DeliveryRequest : DeliveryTerms
+{
+    public const int MaxTagLength = 256;
+
+    public PackageInfo? PackageInfo { get; init; }
+
+    /// <summary>Checks every field; the valid request when there is no error.</summary>
+    public ValidDeliveryRequest? Validate(FieldErrors errors)
+    {
+        ValidateTerms(errors);
         if (errors.Check(PackageInfo is not null, "packageInfo", "packageInfo is required."))
         {
             errors.RequireIdentifier("packageInfo.packageId", PackageInfo!.PackageId);

@@ -27,6 +27,7 @@ public static class DeliveryMessages
 /// <summary>The body of a <c>delivery</c> message: the client's request plus the id Ingestion assigned.</summary>
 public sealed record DeliveryRequestMessage : DeliveryRequest
 {
+    [System.Text.Json.Serialization.JsonPropertyOrder(-2)]
     public string? DeliveryId { get; init; }
 
     public static DeliveryRequestMessage From(string deliveryId, ValidDeliveryRequest request) => new()

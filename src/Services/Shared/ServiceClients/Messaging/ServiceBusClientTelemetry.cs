@@ -43,27 +43,34 @@ public static class ServiceBusClientTelemetry
     public const string TraceParentProperty = "traceparent";
 
     private static readonly Meter Meter = new(MeterName);
-    private static readonly Counter<long> Sent = Meter.CreateCounter<long>(MessagesSent, "{message}", "Messages sent or scheduled.");
-    private static readonly Counter<long> Received = Meter.CreateCounter<long>(MessagesReceived, "{message}", "Messages received (each delivery counts).");
-    private static readonly Counter<long> Completed = Meter.CreateCounter<long>(MessagesCompleted, "{message}", "Messages completed.");
-    private static readonly Counter<long> Abandoned = Meter.CreateCounter<long>(MessagesAbandoned, "{message}", "Messages abandoned.");
-    private static readonly Counter<long> DeadLettered = Meter.CreateCounter<long>(MessagesDeadLettered, "{message}", "Messages dead-lettered by the client.");
-    private static readonly Counter<long> LockLostCount = Meter.CreateCounter<long>(LockLost, "{operation}", "Settlements or lock renewals that failed with MessageLockLost.");
 
-    public static void RecordSent(string queue, int count) => Sent.Add(count, Destination(queue));
+    /// <summary>One counter per <see cref="MessageEvent"/>, in its order.</summary>
+    private static readonly Counter<long>[] Counters =
+    [
+        Meter.CreateCounter<long>(MessagesSent, "{message}", "Messages sent or scheduled."),
+        Meter.CreateCounter<long>(MessagesReceived, "{message}", "Messages received (each delivery counts)."),
+        Meter.CreateCounter<long>(MessagesCompleted, "{message}", "Messages completed."),
+        Meter.CreateCounter<long>(MessagesAbandoned, "{message}", "Messages abandoned."),
+        Meter.CreateCounter<long>(MessagesDeadLettered, "{message}", "Messages dead-lettered by the client."),
+        Meter.CreateCounter<long>(LockLost, "{operation}", "Settlements or lock renewals that failed with MessageLockLost."),
+    ];
 
-    public static void RecordReceived(string queue) => Received.Add(1, Destination(queue));
-
-    public static void RecordCompleted(string queue) => Completed.Add(1, Destination(queue));
-
-    public static void RecordAbandoned(string queue) => Abandoned.Add(1, Destination(queue));
-
-    public static void RecordDeadLettered(string queue) => DeadLettered.Add(1, Destination(queue));
-
-    public static void RecordLockLost(string queue) => LockLostCount.Add(1, Destination(queue));
+    /// <summary>Counts <paramref name="count"/> messages (or, for <see cref="MessageEvent.LockLost"/>, operations) on <paramref name="queue"/>.</summary>
+    public static void Record(MessageEvent what, string queue, int count = 1) => Counters[(int)what].Add(count, Destination(queue));
 
     /// <summary>Whether <paramref name="error"/> says the message's lock had run out.</summary>
     public static bool IsLockLost(Exception error) => error is ServiceBusException { Reason: ServiceBusFailureReason.MessageLockLost };
 
     private static KeyValuePair<string, object?> Destination(string queue) => new(DestinationTag, queue);
+}
+
+/// <summary>What happened to messages, as the services count it (<see cref="ServiceBusClientTelemetry.Record"/>).</summary>
+public enum MessageEvent
+{
+    Sent,
+    Received,
+    Completed,
+    Abandoned,
+    DeadLettered,
+    LockLost,
 }
