@@ -45,6 +45,15 @@ public sealed class ChecksTests : IDisposable
         Assert.Empty(Links(Doc("# Guide\n\n`[x](missing.md)`\n\n```\n[x](missing.md)\n```\n")));
 
     [Fact]
+    public void A_path_that_moved_fails()
+    {
+        Directory.CreateDirectory(Path.Combine(_root, "src", "Tools", "Lab"));
+        var document = Doc("`src/Tools/Lab`, `src/Lab/Steps/ValuesTree.cs`, `src/Services/<service>/Apis`, `charts/p99.svg`\n");
+
+        Assert.Equal(["docs/guide.md:1: 'src/Lab/Steps/ValuesTree.cs': src/Lab/Steps/ValuesTree.cs does not exist"], PathCheck.Problems(document, _root));
+    }
+
+    [Fact]
     public void Settings_of_a_settings_class_or_the_charts_schema_pass()
     {
         var document = Doc("""

@@ -25,6 +25,11 @@ public sealed class DocsTests
 
     [Theory]
     [MemberData(nameof(EachDocument))]
+    public void Every_repository_path_named_exists(string path) =>
+        AssertNone(PathCheck.Problems(Documents.Load(path), RepositoryLayout.Root));
+
+    [Theory]
+    [MemberData(nameof(EachDocument))]
     public void Every_setting_named_exists(string path) =>
         AssertNone(SettingKeyCheck.Problems(Documents.Load(path), SettingsCatalog.Repository));
 
