@@ -1,6 +1,5 @@
-using System.Diagnostics;
 using System.Security.Cryptography;
-using DroneDelivery.LocalProcesses;
+using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.Docs.Tests;
 
@@ -41,30 +40,18 @@ public static class QuickCommands
                 await File.WriteAllTextAsync(path, Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)));
             }
 
-            var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = directory };
-            start.ArgumentList.Add(RepositoryLayout.ProjectAssembly(command.Program.Assembly));
-            foreach (var argument in arguments)
-            {
-                start.ArgumentList.Add(argument);
-            }
-
-            using var process = Process.Start(start)!;
-            var output = process.StandardOutput.ReadToEndAsync();
-            var error = process.StandardError.ReadToEndAsync();
-            using var timeout = new CancellationTokenSource(Timeout);
+            ProgramResult result;
             try
             {
-                await process.WaitForExitAsync(timeout.Token);
+                result = await ProgramRun.RunAsync(ProgramRun.Project(command.Program.Assembly, arguments, directory), Timeout);
             }
-            catch (OperationCanceledException)
+            catch (TimeoutException e)
             {
-                process.Kill(entireProcessTree: true);
-                return $"{where}: '{command}' did not end within {Timeout.TotalSeconds} s";
+                return $"{where}: {e.Message}";
             }
 
-            var printed = await output;
-            return process.ExitCode != 0 || printed.Trim().Length == 0
-                ? $"{where}: '{command}' exited with {process.ExitCode}: {printed}{await error}"
+            return result.ExitCode != 0 || result.Output.Trim().Length == 0
+                ? $"{where}: '{command}' exited with {result.ExitCode}: {result.AllOutput}"
                 : null;
         }
         finally

@@ -7,34 +7,17 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// TransactionalBatch through the .NET SDK (Gateway mode): the SDK sends the operations as a binary
 /// HybridRow/RecordIO body and reads the results in the same form.
 /// </summary>
-public sealed class BatchTests : IAsyncLifetime
+public sealed class BatchTests() : EmulatorTest("/pk")
 {
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
-
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 4);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/pk");
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
-
     [Fact]
     public async Task Batch_of_every_operation_succeeds_with_its_status_codes_and_etags()
     {
         var pk = new PartitionKey("owner-1");
-        await _container.CreateItemAsync(new BatchItem("existing", "owner-1", 1), pk);
-        await _container.CreateItemAsync(new BatchItem("doomed", "owner-1", 1), pk);
-        var existing = await _container.ReadItemAsync<BatchItem>("existing", pk);
+        await Container.CreateItemAsync(new BatchItem("existing", "owner-1", 1), pk);
+        await Container.CreateItemAsync(new BatchItem("doomed", "owner-1", 1), pk);
+        var existing = await Container.ReadItemAsync<BatchItem>("existing", pk);
 
-        using var response = await _container.CreateTransactionalBatch(pk)
+        using var response = await Container.CreateTransactionalBatch(pk)
             .CreateItem(new BatchItem("new", "owner-1", 2))
             .UpsertItem(new BatchItem("upserted", "owner-1", 3))
             .ReadItem("new")
@@ -54,9 +37,9 @@ public sealed class BatchTests : IAsyncLifetime
         Assert.Equal(7, response.GetOperationResultAtIndex<BatchItem>(4).Resource.Weight);
         Assert.True(response.RequestCharge > 5 * 5, "the batch is charged for each of its writes");
 
-        Assert.Equal(7, (await _container.ReadItemAsync<BatchItem>("new", pk)).Resource.Weight);
-        Assert.Equal(10, (await _container.ReadItemAsync<BatchItem>("existing", pk)).Resource.Weight);
-        var gone = await Assert.ThrowsAsync<CosmosException>(() => _container.ReadItemAsync<BatchItem>("doomed", pk));
+        Assert.Equal(7, (await Container.ReadItemAsync<BatchItem>("new", pk)).Resource.Weight);
+        Assert.Equal(10, (await Container.ReadItemAsync<BatchItem>("existing", pk)).Resource.Weight);
+        var gone = await Assert.ThrowsAsync<CosmosException>(() => Container.ReadItemAsync<BatchItem>("doomed", pk));
         Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
     }
 
@@ -66,9 +49,9 @@ public sealed class BatchTests : IAsyncLifetime
         // The service answers a failed transactional batch 207 Multi-Status; the SDK reports the failing
         // operation's status (409) as the batch's and 424 Failed Dependency for every other operation.
         var pk = new PartitionKey("owner-2");
-        var taken = await _container.CreateItemAsync(new BatchItem("taken", "owner-2", 1), pk);
+        var taken = await Container.CreateItemAsync(new BatchItem("taken", "owner-2", 1), pk);
 
-        using var response = await _container.CreateTransactionalBatch(pk)
+        using var response = await Container.CreateTransactionalBatch(pk)
             .CreateItem(new BatchItem("first", "owner-2", 1))
             .ReplaceItem("taken", new BatchItem("taken", "owner-2", 99))
             .CreateItem(new BatchItem("taken", "owner-2", 1))
@@ -81,7 +64,7 @@ public sealed class BatchTests : IAsyncLifetime
             [(HttpStatusCode)424, (HttpStatusCode)424, HttpStatusCode.Conflict, (HttpStatusCode)424],
             response.Select(r => r.StatusCode));
         Assert.Equal(1, await CountAsync("owner-2"));
-        var after = await _container.ReadItemAsync<BatchItem>("taken", pk);
+        var after = await Container.ReadItemAsync<BatchItem>("taken", pk);
         Assert.Equal(1, after.Resource.Weight);
         Assert.Equal(taken.ETag, after.ETag);
     }
@@ -90,10 +73,10 @@ public sealed class BatchTests : IAsyncLifetime
     public async Task A_stale_if_match_fails_the_batch_with_412()
     {
         var pk = new PartitionKey("owner-3");
-        var created = await _container.CreateItemAsync(new BatchItem("b3", "owner-3", 1), pk);
-        await _container.ReplaceItemAsync(new BatchItem("b3", "owner-3", 2), "b3", pk);
+        var created = await Container.CreateItemAsync(new BatchItem("b3", "owner-3", 1), pk);
+        await Container.ReplaceItemAsync(new BatchItem("b3", "owner-3", 2), "b3", pk);
 
-        using var response = await _container.CreateTransactionalBatch(pk)
+        using var response = await Container.CreateTransactionalBatch(pk)
             .UpsertItem(new BatchItem("other", "owner-3", 1))
             .ReplaceItem("b3", new BatchItem("b3", "owner-3", 3), new TransactionalBatchItemRequestOptions { IfMatchEtag = created.ETag })
             .ExecuteAsync();
@@ -109,9 +92,9 @@ public sealed class BatchTests : IAsyncLifetime
         // The service answers a read whose If-None-Match matches the item 304 Not Modified, and a 304 does
         // not fail a transactional batch: the other operations are committed.
         var pk = new PartitionKey("owner-7");
-        var current = await _container.CreateItemAsync(new BatchItem("b7", "owner-7", 1), pk);
+        var current = await Container.CreateItemAsync(new BatchItem("b7", "owner-7", 1), pk);
 
-        using var response = await _container.CreateTransactionalBatch(pk)
+        using var response = await Container.CreateTransactionalBatch(pk)
             .ReadItem("b7", new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = current.ETag })
             .ReadItem("b7", new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "\"an-older-etag\"" })
             .CreateItem(new BatchItem("b7-new", "owner-7", 1))
@@ -128,16 +111,16 @@ public sealed class BatchTests : IAsyncLifetime
     public async Task If_none_match_on_a_write_fails_the_batch_with_412()
     {
         var pk = new PartitionKey("owner-8");
-        var current = await _container.CreateItemAsync(new BatchItem("b8", "owner-8", 1), pk);
+        var current = await Container.CreateItemAsync(new BatchItem("b8", "owner-8", 1), pk);
 
-        using var replace = await _container.CreateTransactionalBatch(pk)
+        using var replace = await Container.CreateTransactionalBatch(pk)
             .UpsertItem(new BatchItem("b8-other", "owner-8", 1))
             .ReplaceItem("b8", new BatchItem("b8", "owner-8", 5), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = current.ETag })
             .ExecuteAsync();
-        using var upsert = await _container.CreateTransactionalBatch(pk)
+        using var upsert = await Container.CreateTransactionalBatch(pk)
             .UpsertItem(new BatchItem("b8", "owner-8", 6), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "*" })
             .ExecuteAsync();
-        using var changed = await _container.CreateTransactionalBatch(pk)
+        using var changed = await Container.CreateTransactionalBatch(pk)
             .ReplaceItem("b8", new BatchItem("b8", "owner-8", 7), new TransactionalBatchItemRequestOptions { IfNoneMatchEtag = "\"an-older-etag\"" })
             .ExecuteAsync();
 
@@ -146,7 +129,7 @@ public sealed class BatchTests : IAsyncLifetime
         Assert.Equal(HttpStatusCode.PreconditionFailed, upsert.StatusCode);
         Assert.True(changed.IsSuccessStatusCode, changed.ErrorMessage);
         Assert.Equal(1, await CountAsync("owner-8"));
-        Assert.Equal(7, (await _container.ReadItemAsync<BatchItem>("b8", pk)).Resource.Weight);
+        Assert.Equal(7, (await Container.ReadItemAsync<BatchItem>("b8", pk)).Resource.Weight);
     }
 
     [Theory]
@@ -169,7 +152,7 @@ public sealed class BatchTests : IAsyncLifetime
         };
         var options = new TransactionalBatchItemRequestOptions { Properties = properties };
 
-        using var response = await _container.CreateTransactionalBatch(new PartitionKey("owner-9"))
+        using var response = await Container.CreateTransactionalBatch(new PartitionKey("owner-9"))
             .CreateItem(new BatchItem("b9", "owner-9", 1), options)
             .ExecuteAsync();
 
@@ -183,12 +166,12 @@ public sealed class BatchTests : IAsyncLifetime
     {
         // Every item is indexed here, so an excluded item would show in queries the service leaves it out of.
         var exclude = new TransactionalBatchItemRequestOptions { IndexingDirective = IndexingDirective.Exclude };
-        using var batch = await _container.CreateTransactionalBatch(new PartitionKey("owner-10"))
+        using var batch = await Container.CreateTransactionalBatch(new PartitionKey("owner-10"))
             .CreateItem(new BatchItem("b10", "owner-10", 1), exclude)
             .ExecuteAsync();
-        var alone = await Assert.ThrowsAsync<CosmosException>(() => _container.CreateItemAsync(
+        var alone = await Assert.ThrowsAsync<CosmosException>(() => Container.CreateItemAsync(
             new BatchItem("b10", "owner-10", 1), new PartitionKey("owner-10"), new ItemRequestOptions { IndexingDirective = IndexingDirective.Exclude }));
-        using var included = await _container.CreateTransactionalBatch(new PartitionKey("owner-10"))
+        using var included = await Container.CreateTransactionalBatch(new PartitionKey("owner-10"))
             .CreateItem(new BatchItem("b10", "owner-10", 1), new TransactionalBatchItemRequestOptions { IndexingDirective = IndexingDirective.Include })
             .ExecuteAsync();
 
@@ -204,7 +187,7 @@ public sealed class BatchTests : IAsyncLifetime
     {
         // A transactional batch is scoped to one logical partition: an item of another partition key
         // is answered 400 (sub-status 1001, partition key mismatch) and fails the batch.
-        using var response = await _container.CreateTransactionalBatch(new PartitionKey("owner-5a"))
+        using var response = await Container.CreateTransactionalBatch(new PartitionKey("owner-5a"))
             .CreateItem(new BatchItem("b5-a", "owner-5a", 1))
             .CreateItem(new BatchItem("b5-b", "owner-5b", 1))
             .ExecuteAsync();
@@ -218,7 +201,7 @@ public sealed class BatchTests : IAsyncLifetime
     [Fact]
     public async Task A_throttled_batch_is_answered_429_as_a_whole()
     {
-        using var impatient = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
+        using var impatient = CosmosTestHost.Client(Emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
         var container = await CosmosTestHost.ContainerAsync(impatient, "/pk", throughput: 400, id: "throttled");
         var pk = new PartitionKey("owner-6");
         TransactionalBatchResponse? throttled = null;
@@ -249,7 +232,7 @@ public sealed class BatchTests : IAsyncLifetime
     }
 
     private async Task<int> CountAsync(string owner) =>
-        (await _container.GetItemQueryIterator<int>(
+        (await Container.GetItemQueryIterator<int>(
             new QueryDefinition("SELECT VALUE COUNT(1) FROM c"),
             requestOptions: new QueryRequestOptions { PartitionKey = new PartitionKey(owner) }).ToListAsync()).Single();
 }

@@ -9,29 +9,15 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// each changed item once in its latest version, in write order, resumable from a continuation;
 /// deletes are not in the feed; "nothing new" is 304 Not Modified. And the change feed processor on top.
 /// </summary>
-public sealed class ChangeFeedTests : IAsyncLifetime
+public sealed class ChangeFeedTests() : EmulatorTest(physicalPartitions: Partitions)
 {
     private const int Partitions = 4;
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = Partitions);
-        _client = CosmosTestHost.Client(_emulator);
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
 
     public sealed record Delivery(string Id, string OwnerId, int Version);
 
     private async Task<Container> SeededAsync(string id, int count, CosmosClient? client = null)
     {
-        var container = await CosmosTestHost.ContainerAsync(client ?? _client, "/ownerId", id: id);
+        var container = await CosmosTestHost.ContainerAsync(client ?? Client, "/ownerId", id: id);
         for (var i = 0; i < count; i++)
         {
             await container.CreateItemAsync(new Delivery($"d{i}", $"owner-{i % 7}", 1), new PartitionKey($"owner-{i % 7}"));

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using DroneDelivery.LocalProcesses;
-
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
 /// <summary>The emulator's flags, read by System.CommandLine: what each sets, and what it refuses by name.</summary>
@@ -51,20 +48,9 @@ public sealed class CommandLineTests
         Assert.Contains("--port must be a port number", output);
     }
 
-    internal static async Task<(int ExitCode, string Output)> RunAsync(params string[] args)
+    private static async Task<(int ExitCode, string Output)> RunAsync(params string[] args)
     {
-        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
-        start.ArgumentList.Add(RepositoryLayout.ProjectAssembly("DroneDelivery.Emulators.CosmosDb"));
-        foreach (var arg in args)
-        {
-            start.ArgumentList.Add(arg);
-        }
-
-        using var process = Process.Start(start)!;
-        var output = process.StandardOutput.ReadToEndAsync();
-        var error = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(1));
-        await process.WaitForExitAsync(timeout.Token);
-        return (process.ExitCode, await output + await error);
+        var result = await ProgramRun.RunAsync(ProgramRun.Project("DroneDelivery.Emulators.CosmosDb", args), TimeSpan.FromMinutes(1));
+        return (result.ExitCode, result.AllOutput);
     }
 }

@@ -84,3 +84,32 @@ public sealed record DroneUtilization(
     int Month,
     double TravelledMiles,
     double AssignedHours);
+
+/// <summary>
+/// A test class's own in-process emulator and official SDK client, started before each test and disposed after it,
+/// and with a partition key path a container of the test database.
+/// </summary>
+public abstract class EmulatorTest(string? partitionKeyPath = null, int physicalPartitions = 4) : IAsyncLifetime
+{
+    protected CosmosEmulator Emulator { get; private set; } = null!;
+
+    protected CosmosClient Client { get; private set; } = null!;
+
+    protected Container Container { get; private set; } = null!;
+
+    public virtual async Task InitializeAsync()
+    {
+        Emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = physicalPartitions);
+        Client = CosmosTestHost.Client(Emulator);
+        if (partitionKeyPath is not null)
+        {
+            Container = await CosmosTestHost.ContainerAsync(Client, partitionKeyPath);
+        }
+    }
+
+    public virtual async Task DisposeAsync()
+    {
+        Client.Dispose();
+        await Emulator.DisposeAsync();
+    }
+}

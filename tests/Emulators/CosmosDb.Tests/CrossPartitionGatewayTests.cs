@@ -16,29 +16,18 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// these tests send it the way the JavaScript SDK does, and check the .NET SDK still gets the same
 /// results through its own pipeline.
 /// </summary>
-public sealed class CrossPartitionGatewayTests : IAsyncLifetime
+public sealed class CrossPartitionGatewayTests() : EmulatorTest("/ownerId", Partitions)
 {
     private const int Partitions = 4;
     private const int Count = 41;
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
 
-    public async Task InitializeAsync()
+    public override async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = Partitions);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/ownerId");
+        await base.InitializeAsync();
         for (var i = 0; i < Count; i++)
         {
-            await _container.CreateItemAsync(new Row($"q-{i:00}", $"owner-{i % 13}", i, (i * 7) % 10));
+            await Container.CreateItemAsync(new Row($"q-{i:00}", $"owner-{i % 13}", i, (i * 7) % 10));
         }
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
     }
 
     [Fact]
@@ -69,7 +58,7 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     public async Task Gateway_served_query_is_charged_per_partition_visited()
     {
         using var http = new HttpClient();
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
 
         using var response = await http.SendAsync(Query("SELECT * FROM c WHERE c.weight = 3", maxItemCount: -1, null));
 
@@ -79,10 +68,10 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
         var charge = double.Parse(response.Headers.GetValues("x-ms-request-charge").Single(), CultureInfo.InvariantCulture);
         // QueryPerPartition (3.2) for each of the four partitions read, QueryPerDocument (0.02) per item.
         Assert.Equal((Partitions * 3.2) + (matched * 0.02), charge, 2);
-        var request = Assert.Single(_emulator.GetRequests(before), r => r.Operation == "Query");
+        var request = Assert.Single(Emulator.GetRequests(before), r => r.Operation == "Query");
         Assert.Null(request.PartitionKeyRangeId);
         Assert.Equal(matched, request.DocumentCount);
-        var metrics = _emulator.GetMetrics(60).Containers.Single(c => c.Container == "items");
+        var metrics = Emulator.GetMetrics(60).Containers.Single(c => c.Container == "items");
         Assert.All(metrics.Partitions, p => Assert.True(p.Requests >= 1));
     }
 
@@ -158,7 +147,7 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     {
         var query = new QueryDefinition("SELECT * FROM c WHERE c.weight < @w").WithParameter("@w", 8);
         var options = new QueryRequestOptions { MaxItemCount = 5 };
-        var first = _container.GetItemQueryIterator<Row>(query, requestOptions: options);
+        var first = Container.GetItemQueryIterator<Row>(query, requestOptions: options);
         var seen = new List<string>();
         string? token = null;
         for (var i = 0; i < 3; i++)
@@ -170,7 +159,7 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
         }
 
         Assert.NotNull(token);
-        var rest = await _container.GetItemQueryIterator<Row>(query, token, options).ToListAsync();
+        var rest = await Container.GetItemQueryIterator<Row>(query, token, options).ToListAsync();
 
         var all = seen.Concat(rest.Select(r => r.Id)).ToList();
         Assert.Equal(all.Count, all.Distinct().Count());
@@ -181,10 +170,10 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     public async Task Dotnet_sdk_merges_order_by_over_pages_and_resumes_it()
     {
         var options = new QueryRequestOptions { MaxItemCount = 4 };
-        var ascending = await _container.GetItemQueryIterator<Row>("SELECT * FROM c ORDER BY c.n", requestOptions: options).ToListAsync();
-        var descending = _container.GetItemQueryIterator<int>("SELECT VALUE c.n FROM c ORDER BY c.n DESC", requestOptions: options);
+        var ascending = await Container.GetItemQueryIterator<Row>("SELECT * FROM c ORDER BY c.n", requestOptions: options).ToListAsync();
+        var descending = Container.GetItemQueryIterator<int>("SELECT VALUE c.n FROM c ORDER BY c.n DESC", requestOptions: options);
         var firstPage = await descending.ReadNextAsync();
-        var resumed = await _container.GetItemQueryIterator<int>("SELECT VALUE c.n FROM c ORDER BY c.n DESC", firstPage.ContinuationToken, options).ToListAsync();
+        var resumed = await Container.GetItemQueryIterator<int>("SELECT VALUE c.n FROM c ORDER BY c.n DESC", firstPage.ContinuationToken, options).ToListAsync();
 
         Assert.Equal(Enumerable.Range(0, Count), ascending.Select(r => r.N));
         Assert.Equal(Enumerable.Range(0, Count).Reverse(), firstPage.Concat(resumed));
@@ -193,7 +182,7 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     [Fact]
     public async Task Dotnet_sdk_combines_aggregates_top_and_offset_limit()
     {
-        async Task<List<T>> All<T>(string text) => await _container.GetItemQueryIterator<T>(text).ToListAsync();
+        async Task<List<T>> All<T>(string text) => await Container.GetItemQueryIterator<T>(text).ToListAsync();
 
         Assert.Equal([Count], await All<int>("SELECT VALUE COUNT(1) FROM c"));
         Assert.Equal([Count * (Count - 1) / 2], await All<int>("SELECT VALUE SUM(c.n) FROM c"));
@@ -209,7 +198,7 @@ public sealed class CrossPartitionGatewayTests : IAsyncLifetime
     private HttpRequestMessage Query(string query, int maxItemCount, string? continuation, bool enableCrossPartition = true)
     {
         const string link = "dbs/test/colls/items";
-        var request = CosmosTestHost.SignedRequest(_emulator, HttpMethod.Post, link + "/docs", "docs", link);
+        var request = CosmosTestHost.SignedRequest(Emulator, HttpMethod.Post, link + "/docs", "docs", link);
         request.Content = new StringContent(JsonSerializer.Serialize(new { query, parameters = Array.Empty<object>() }), Encoding.UTF8);
         request.Content.Headers.ContentType = new MediaTypeHeaderValue("application/query+json");
         request.Headers.TryAddWithoutValidation("x-ms-documentdb-isquery", "True");

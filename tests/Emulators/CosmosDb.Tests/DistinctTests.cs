@@ -8,35 +8,24 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// DISTINCT through the .NET SDK: the query plan says <c>distinctType: Unordered</c>, every partition
 /// returns its own distinct rows and the SDK removes duplicates across partitions, as on the service.
 /// </summary>
-public sealed class DistinctTests : IAsyncLifetime
+public sealed class DistinctTests() : EmulatorTest("/ownerId")
 {
     private const int Count = 40;
     private static readonly string[] Colours = ["red", "green", "blue"];
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
 
-    public async Task InitializeAsync()
+    public override async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 4);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/ownerId");
+        await base.InitializeAsync();
         for (var i = 0; i < Count; i++)
         {
-            await _container.CreateItemAsync(new Row($"d-{i:00}", $"owner-{i % 11}", Colours[i % 3], i % 4));
+            await Container.CreateItemAsync(new Row($"d-{i:00}", $"owner-{i % 11}", Colours[i % 3], i % 4));
         }
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
     }
 
     [Fact]
     public async Task Distinct_values_across_partitions_are_returned_once()
     {
-        var colours = await _container.GetItemQueryIterator<string>("SELECT DISTINCT VALUE c.colour FROM c",
+        var colours = await Container.GetItemQueryIterator<string>("SELECT DISTINCT VALUE c.colour FROM c",
             requestOptions: new QueryRequestOptions { MaxItemCount = 1 }).ToListAsync();
 
         Assert.Equal(["blue", "green", "red"], colours.Order());
@@ -45,7 +34,7 @@ public sealed class DistinctTests : IAsyncLifetime
     [Fact]
     public async Task Distinct_objects_compare_by_value()
     {
-        var pairs = await _container.GetItemQueryIterator<JObject>("SELECT DISTINCT c.colour, c.size FROM c WHERE c.size < 2").ToListAsync();
+        var pairs = await Container.GetItemQueryIterator<JObject>("SELECT DISTINCT c.colour, c.size FROM c WHERE c.size < 2").ToListAsync();
 
         var expected = Enumerable.Range(0, Count).Where(i => i % 4 < 2).Select(i => $"{Colours[i % 3]}/{i % 4}").Distinct().Order();
         Assert.Equal(expected, pairs.Select(p => $"{p["colour"]}/{p["size"]}").Order());
@@ -56,7 +45,7 @@ public sealed class DistinctTests : IAsyncLifetime
     {
         var options = new QueryRequestOptions { PartitionKey = new PartitionKey("owner-1"), MaxItemCount = 1 };
 
-        var sizes = await _container.GetItemQueryIterator<int>("SELECT DISTINCT VALUE c.size FROM c", requestOptions: options).ToListAsync();
+        var sizes = await Container.GetItemQueryIterator<int>("SELECT DISTINCT VALUE c.size FROM c", requestOptions: options).ToListAsync();
 
         Assert.Equal(Enumerable.Range(0, Count).Where(i => i % 11 == 1).Select(i => i % 4).Distinct().Order(), sizes.Order());
     }
@@ -64,7 +53,7 @@ public sealed class DistinctTests : IAsyncLifetime
     [Fact]
     public async Task Distinct_with_top_takes_distinct_rows()
     {
-        var colours = await _container.GetItemQueryIterator<string>("SELECT DISTINCT TOP 2 VALUE c.colour FROM c").ToListAsync();
+        var colours = await Container.GetItemQueryIterator<string>("SELECT DISTINCT TOP 2 VALUE c.colour FROM c").ToListAsync();
 
         Assert.Equal(2, colours.Count);
         Assert.Equal(2, colours.Distinct().Count());
@@ -73,7 +62,7 @@ public sealed class DistinctTests : IAsyncLifetime
     [Fact]
     public async Task Distinct_values_include_zero_across_partitions()
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/pk", id: "numbers");
+        var container = await CosmosTestHost.ContainerAsync(Client, "/pk", id: "numbers");
         foreach (var chunk in Enumerable.Range(0, 1500).Chunk(100))
         {
             await Task.WhenAll(chunk.Select(n => container.CreateItemAsync(new { id = $"n-{n}", pk = $"p-{n % 37}", n, j = n % 10 })));
@@ -87,7 +76,7 @@ public sealed class DistinctTests : IAsyncLifetime
     [Fact]
     public async Task Distinct_keeps_zero_false_empty_string_and_null_across_partitions()
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/pk", id: "falsy");
+        var container = await CosmosTestHost.ContainerAsync(Client, "/pk", id: "falsy");
         JToken[] values = [0, false, string.Empty, JValue.CreateNull(), 1, true, "a"];
         for (var n = 0; n < 70; n++)
         {
@@ -104,7 +93,7 @@ public sealed class DistinctTests : IAsyncLifetime
     public async Task Distinct_with_order_by_is_400_naming_it()
     {
         var error = await Assert.ThrowsAsync<CosmosException>(() =>
-            _container.GetItemQueryIterator<string>("SELECT DISTINCT VALUE c.colour FROM c ORDER BY c.colour").ToListAsync());
+            Container.GetItemQueryIterator<string>("SELECT DISTINCT VALUE c.colour FROM c ORDER BY c.colour").ToListAsync());
 
         Assert.Equal(HttpStatusCode.BadRequest, error.StatusCode);
         Assert.Contains("DISTINCT together with ORDER BY", error.Message, StringComparison.Ordinal);

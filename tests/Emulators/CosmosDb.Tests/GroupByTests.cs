@@ -7,38 +7,27 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// GROUP BY through the .NET SDK: the query plan carries the service's rewrite (groupByItems and a
 /// payload of partial aggregates), every partition groups its own items and the SDK merges the groups.
 /// </summary>
-public sealed class GroupByTests : IAsyncLifetime
+public sealed class GroupByTests() : EmulatorTest("/ownerId")
 {
     private const int Count = 41;
     private static readonly string[] Colours = ["red", "green", "blue"];
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
     private readonly List<Row> _rows = [];
 
-    public async Task InitializeAsync()
+    public override async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 4);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/ownerId");
+        await base.InitializeAsync();
         for (var i = 0; i < Count; i++)
         {
             var row = new Row($"g-{i:00}", $"owner-{i % 13}", i, (i * 7) % 10, Colours[i % 3]);
             _rows.Add(row);
-            await _container.CreateItemAsync(row);
+            await Container.CreateItemAsync(row);
         }
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
     }
 
     [Fact]
     public async Task Groups_with_aggregates_are_merged_across_partitions()
     {
-        var groups = await _container.GetItemQueryIterator<JObject>(
+        var groups = await Container.GetItemQueryIterator<JObject>(
             "SELECT c.colour, COUNT(1) AS n, SUM(c.n) AS total, MIN(c.weight) AS lightest, MAX(c.weight) AS heaviest, AVG(c.n) AS mean FROM c GROUP BY c.colour",
             requestOptions: new QueryRequestOptions { MaxItemCount = 2 }).ToListAsync();
 
@@ -51,7 +40,7 @@ public sealed class GroupByTests : IAsyncLifetime
     [Fact]
     public async Task Group_by_several_expressions_with_a_filter()
     {
-        var groups = await _container.GetItemQueryIterator<JObject>(
+        var groups = await Container.GetItemQueryIterator<JObject>(
             "SELECT c.colour, c.weight, COUNT(1) AS n FROM c WHERE c.n >= 5 GROUP BY c.colour, c.weight").ToListAsync();
 
         var expected = _rows.Where(r => r.N >= 5).GroupBy(r => (r.Colour, r.Weight)).Select(g => $"{g.Key.Colour}/{g.Key.Weight}:{g.Count()}").Order();
@@ -61,8 +50,8 @@ public sealed class GroupByTests : IAsyncLifetime
     [Fact]
     public async Task Select_value_group_keys_and_value_aggregates()
     {
-        var keys = await _container.GetItemQueryIterator<string>("SELECT VALUE c.colour FROM c GROUP BY c.colour").ToListAsync();
-        var counts = await _container.GetItemQueryIterator<int>("SELECT VALUE COUNT(1) FROM c GROUP BY c.weight").ToListAsync();
+        var keys = await Container.GetItemQueryIterator<string>("SELECT VALUE c.colour FROM c GROUP BY c.colour").ToListAsync();
+        var counts = await Container.GetItemQueryIterator<int>("SELECT VALUE COUNT(1) FROM c GROUP BY c.weight").ToListAsync();
 
         Assert.Equal(Colours.Order(), keys.Order());
         Assert.Equal(_rows.GroupBy(r => r.Weight).Select(g => g.Count()).Order(), counts.Order());
@@ -71,7 +60,7 @@ public sealed class GroupByTests : IAsyncLifetime
     [Fact]
     public async Task Group_by_in_one_logical_partition()
     {
-        var groups = await _container.GetItemQueryIterator<JObject>("SELECT c.colour, COUNT(1) AS n FROM c GROUP BY c.colour",
+        var groups = await Container.GetItemQueryIterator<JObject>("SELECT c.colour, COUNT(1) AS n FROM c GROUP BY c.colour",
             requestOptions: new QueryRequestOptions { PartitionKey = new PartitionKey("owner-2"), MaxItemCount = 1 }).ToListAsync();
 
         var expected = _rows.Where(r => r.OwnerId == "owner-2").GroupBy(r => r.Colour).Select(g => $"{g.Key}:{g.Count()}").Order();

@@ -10,31 +10,14 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// the JavaScript SDK a bare array of operations when there is no condition (the REST API's
 /// "Patch Document" accepts both). Both apply the same operations.
 /// </summary>
-public sealed class PatchFormTests : IAsyncLifetime
+public sealed class PatchFormTests() : EmulatorTest("/ownerId", 2)
 {
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
-
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 2);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/ownerId");
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
-
     [Fact]
     public async Task Dotnet_sdk_object_form_applies_its_operations()
     {
-        await _container.CreateItemAsync(new Parcel("p1", "owner-1", 2, null));
+        await Container.CreateItemAsync(new Parcel("p1", "owner-1", 2, null));
 
-        var patched = await _container.PatchItemAsync<Parcel>("p1", new PartitionKey("owner-1"),
+        var patched = await Container.PatchItemAsync<Parcel>("p1", new PartitionKey("owner-1"),
             [PatchOperation.Increment("/weight", 3), PatchOperation.Set("/label", "fragile")]);
 
         Assert.Equal(HttpStatusCode.OK, patched.StatusCode);
@@ -45,14 +28,14 @@ public sealed class PatchFormTests : IAsyncLifetime
     [Fact]
     public async Task Bare_array_form_applies_the_same_operations()
     {
-        await _container.CreateItemAsync(new Parcel("p2", "owner-2", 2, null));
+        await Container.CreateItemAsync(new Parcel("p2", "owner-2", 2, null));
         using var http = new HttpClient();
 
         using var response = await http.SendAsync(Patch("p2", "owner-2",
             """[{"op":"incr","path":"/weight","value":3},{"op":"set","path":"/label","value":"fragile"}]"""));
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        var read = await _container.ReadItemAsync<Parcel>("p2", new PartitionKey("owner-2"));
+        var read = await Container.ReadItemAsync<Parcel>("p2", new PartitionKey("owner-2"));
         Assert.Equal(5, read.Resource.Weight);
         Assert.Equal("fragile", read.Resource.Label);
     }
@@ -64,7 +47,7 @@ public sealed class PatchFormTests : IAsyncLifetime
     [InlineData("{\"operations\":[]}")]
     public async Task Empty_or_malformed_operations_are_400(string body)
     {
-        await _container.UpsertItemAsync(new Parcel("p3", "owner-3", 2, null));
+        await Container.UpsertItemAsync(new Parcel("p3", "owner-3", 2, null));
         using var http = new HttpClient();
 
         using var response = await http.SendAsync(Patch("p3", "owner-3", body));
@@ -75,7 +58,7 @@ public sealed class PatchFormTests : IAsyncLifetime
     private HttpRequestMessage Patch(string id, string partitionKey, string body)
     {
         var link = $"dbs/test/colls/items/docs/{id}";
-        var request = CosmosTestHost.SignedRequest(_emulator, HttpMethod.Patch, link, "docs", link);
+        var request = CosmosTestHost.SignedRequest(Emulator, HttpMethod.Patch, link, "docs", link);
         request.Content = new StringContent(body, Encoding.UTF8, "application/json-patch+json");
         request.Headers.TryAddWithoutValidation("x-ms-documentdb-partitionkey", JsonSerializer.Serialize(new[] { partitionKey }));
         return request;

@@ -8,29 +8,12 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// and single-partition queries. Where the SDKs differ it is the SDK, not the service: a point read
 /// of a missing item is 404 for both, which the .NET SDK throws and the JavaScript SDK returns.
 /// </summary>
-public sealed class SdkParityTests : IAsyncLifetime
+public sealed class SdkParityTests() : EmulatorTest("/ownerId")
 {
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-    private Container _container = null!;
-
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = 4);
-        _client = CosmosTestHost.Client(_emulator);
-        _container = await CosmosTestHost.ContainerAsync(_client, "/ownerId");
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
-
     [Fact]
     public async Task Point_read_of_a_missing_item_is_404()
     {
-        var error = await Assert.ThrowsAsync<CosmosException>(() => _container.ReadItemAsync<Row>("no-such-item", new PartitionKey("owner-x")));
+        var error = await Assert.ThrowsAsync<CosmosException>(() => Container.ReadItemAsync<Row>("no-such-item", new PartitionKey("owner-x")));
 
         Assert.Equal(HttpStatusCode.NotFound, error.StatusCode);
     }
@@ -38,16 +21,16 @@ public sealed class SdkParityTests : IAsyncLifetime
     [Fact]
     public async Task Read_with_the_current_etag_in_if_none_match_is_304_and_stale_writes_are_412()
     {
-        var created = await _container.CreateItemAsync(new Row("e1", "owner-e", 1));
-        var replaced = await _container.ReplaceItemAsync(new Row("e1", "owner-e", 2), "e1", new PartitionKey("owner-e"),
+        var created = await Container.CreateItemAsync(new Row("e1", "owner-e", 1));
+        var replaced = await Container.ReplaceItemAsync(new Row("e1", "owner-e", 2), "e1", new PartitionKey("owner-e"),
             new ItemRequestOptions { IfMatchEtag = created.ETag });
 
-        var notModified = await _container.ReadItemStreamAsync("e1", new PartitionKey("owner-e"), new ItemRequestOptions { IfNoneMatchEtag = replaced.ETag });
-        var staleReplace = await Assert.ThrowsAsync<CosmosException>(() => _container.ReplaceItemAsync(new Row("e1", "owner-e", 3), "e1",
+        var notModified = await Container.ReadItemStreamAsync("e1", new PartitionKey("owner-e"), new ItemRequestOptions { IfNoneMatchEtag = replaced.ETag });
+        var staleReplace = await Assert.ThrowsAsync<CosmosException>(() => Container.ReplaceItemAsync(new Row("e1", "owner-e", 3), "e1",
             new PartitionKey("owner-e"), new ItemRequestOptions { IfMatchEtag = created.ETag }));
-        var staleDelete = await Assert.ThrowsAsync<CosmosException>(() => _container.DeleteItemAsync<Row>("e1", new PartitionKey("owner-e"),
+        var staleDelete = await Assert.ThrowsAsync<CosmosException>(() => Container.DeleteItemAsync<Row>("e1", new PartitionKey("owner-e"),
             new ItemRequestOptions { IfMatchEtag = created.ETag }));
-        var current = await _container.ReadItemAsync<Row>("e1", new PartitionKey("owner-e"));
+        var current = await Container.ReadItemAsync<Row>("e1", new PartitionKey("owner-e"));
 
         Assert.Equal(HttpStatusCode.NotModified, notModified.StatusCode);
         Assert.Equal(HttpStatusCode.PreconditionFailed, staleReplace.StatusCode);
@@ -60,15 +43,15 @@ public sealed class SdkParityTests : IAsyncLifetime
     {
         for (var i = 0; i < 7; i++)
         {
-            await _container.CreateItemAsync(new Row($"pk-{i}", "owner-pk", i));
+            await Container.CreateItemAsync(new Row($"pk-{i}", "owner-pk", i));
         }
 
-        await _container.CreateItemAsync(new Row("pk-other", "owner-other", 100));
+        await Container.CreateItemAsync(new Row("pk-other", "owner-other", 100));
         var query = new QueryDefinition("SELECT * FROM c WHERE c.n >= @min").WithParameter("@min", 0);
         var options = new QueryRequestOptions { PartitionKey = new PartitionKey("owner-pk"), MaxItemCount = 3 };
 
-        var first = await _container.GetItemQueryIterator<Row>(query, requestOptions: options).ReadNextAsync();
-        var rest = await _container.GetItemQueryIterator<Row>(query, first.ContinuationToken, options).ToListAsync();
+        var first = await Container.GetItemQueryIterator<Row>(query, requestOptions: options).ReadNextAsync();
+        var rest = await Container.GetItemQueryIterator<Row>(query, first.ContinuationToken, options).ToListAsync();
 
         Assert.Equal(3, first.Count);
         Assert.NotNull(first.ContinuationToken);
@@ -80,10 +63,10 @@ public sealed class SdkParityTests : IAsyncLifetime
     {
         for (var i = 0; i < 20; i++)
         {
-            await _container.CreateItemAsync(new Row($"a-{i}", $"owner-{i % 7}", i));
+            await Container.CreateItemAsync(new Row($"a-{i}", $"owner-{i % 7}", i));
         }
 
-        var row = Assert.Single(await _container.GetItemQueryIterator<Newtonsoft.Json.Linq.JObject>(
+        var row = Assert.Single(await Container.GetItemQueryIterator<Newtonsoft.Json.Linq.JObject>(
             "SELECT COUNT(1) AS n, SUM(c.n) AS total, MAX(c.n) AS highest FROM c").ToListAsync());
 
         Assert.Equal(20, (int)row["n"]!);

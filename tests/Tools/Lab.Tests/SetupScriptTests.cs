@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using DroneDelivery.LocalProcesses;
+using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.Lab.Tests;
 
@@ -120,7 +121,7 @@ public sealed class SetupScriptTests : IDisposable
 
     private async Task<(int ExitCode, string Output)> RunAsync(params string[] args)
     {
-        var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = _root };
+        var start = new ProcessStartInfo("bash") { WorkingDirectory = _root };
         start.ArgumentList.Add(Path.Combine(_root, ".ci", "setup"));
         foreach (var arg in args)
         {
@@ -130,11 +131,7 @@ public sealed class SetupScriptTests : IDisposable
         start.Environment["PATH"] = $"{_bin}:{_system}";
         start.Environment["CALLS"] = _log;
         start.Environment["ROOT"] = _root;
-        using var process = Process.Start(start)!;
-        var output = process.StandardOutput.ReadToEndAsync();
-        var error = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(1));
-        await process.WaitForExitAsync(timeout.Token);
-        return (process.ExitCode, await output + await error);
+        var result = await ProgramRun.RunAsync(start, TimeSpan.FromMinutes(1));
+        return (result.ExitCode, result.AllOutput);
     }
 }

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
+using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.LoadDriver.Tests;
 
@@ -27,13 +28,7 @@ internal sealed partial record LocustRun(int ExitCode, string Output, IReadOnlyD
         var directory = Directory.CreateTempSubdirectory("locust-run-");
         try
         {
-            var start = new ProcessStartInfo(Executable)
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-                WorkingDirectory = directory.FullName,
-            };
+            var start = new ProcessStartInfo(Executable) { WorkingDirectory = directory.FullName };
             foreach (var argument in new[] { "-f", Script, "--headless", "--host", host.AbsoluteUri.TrimEnd('/'), "--only-summary" })
             {
                 start.ArgumentList.Add(argument);
@@ -50,22 +45,9 @@ internal sealed partial record LocustRun(int ExitCode, string Output, IReadOnlyD
                 start.Environment[name] = value;
             }
 
-            using var process = Process.Start(start) ?? throw new InvalidOperationException($"Cannot start {Executable}.");
-            var output = process.StandardOutput.ReadToEndAsync();
-            var error = process.StandardError.ReadToEndAsync();
-            using var timeout = new CancellationTokenSource(Timeout);
-            try
-            {
-                await process.WaitForExitAsync(timeout.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                process.Kill(entireProcessTree: true);
-                throw new TimeoutException($"Locust did not finish within {Timeout}: {await output}{await error}");
-            }
-
-            var text = await output + await error;
-            return new LocustRun(process.ExitCode, text, ReadSummary(text), [.. ShapeUpdate().Matches(text).Select(m => int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture))]);
+            var result = await ProgramRun.RunAsync(start, Timeout);
+            var text = result.AllOutput;
+            return new LocustRun(result.ExitCode, text, ReadSummary(text), [.. ShapeUpdate().Matches(text).Select(m => int.Parse(m.Groups[1].Value, CultureInfo.InvariantCulture))]);
         }
         finally
         {
