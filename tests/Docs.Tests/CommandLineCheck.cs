@@ -34,6 +34,9 @@ public static partial class CommandLineCheck
         new("src/Services/DroneScheduler", "DroneDelivery.DroneScheduler", () => DroneDelivery.DroneScheduler.Seeding.SeedCommand.Build(TextWriter.Null, TextWriter.Null), Verb: "seed"),
         new("src/Emulators/CosmosDb", "DroneDelivery.Emulators.CosmosDb", DroneDelivery.Emulators.CosmosDb.CommandLine.Build),
         new("src/Emulators/ServiceBus/Emulator", "DroneDelivery.Emulators.ServiceBus", DroneDelivery.Emulators.ServiceBus.CommandLine.Build),
+        new("tests/Benchmarks/CosmosDb", "DroneDelivery.Benchmarks.CosmosDb", DroneDelivery.Benchmarks.CosmosDb.BenchmarkCommand.Build),
+        new("tests/Benchmarks/GatewayAuth", "DroneDelivery.Benchmarks.GatewayAuth", DroneDelivery.Benchmarks.GatewayAuth.Settings.Command),
+        new("tests/Benchmarks/ServiceBus", "DroneDelivery.Benchmarks.ServiceBus", DroneDelivery.Benchmarks.ServiceBus.BenchmarkCommand.Build),
     ];
 
     /// <summary>The program whose flags a document about one program names in its inline code.</summary>

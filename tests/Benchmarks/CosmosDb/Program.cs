@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.InteropServices;
@@ -6,6 +7,7 @@ using System.Text.Json;
 using DroneDelivery.Benchmarks.CosmosDb;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.LocalProcesses;
+using DroneDelivery.TestSupport;
 
 // Internal mode: this same program serves the baseline in a child process.
 if (args is ["--baseline-server", "--port", var basePort, "--read-body", var readBody, "--query-body", var queryBody, "--cross-partition-pages", var crossPages])
@@ -14,12 +16,13 @@ if (args is ["--baseline-server", "--port", var basePort, "--read-body", var rea
     return 0;
 }
 
-var settings = BenchmarkSettings.Parse(args);
-if (settings is null)
+var (parse, exitCode) = await BenchmarkOptions.ParseAsync(BenchmarkCommand.Build(), args);
+if (parse is null)
 {
-    Console.Error.WriteLine(BenchmarkSettings.Usage);
-    return 2;
+    return exitCode;
 }
+
+var settings = BenchmarkCommand.Settings(parse);
 
 const string Database = "bench";
 const string Container = "utilization";
@@ -209,39 +212,33 @@ static string CrossPartitionQueryJson(int owner) => JsonSerializer.Serialize(new
     parameters = new object[] { new { name = "@ownerId", value = $"owner-{owner}" } },
 });
 
-internal sealed record BenchmarkSettings(int Concurrency, TimeSpan WarmUp, TimeSpan Measured, int Slices, string? Output)
+internal sealed record BenchmarkSettings(int Concurrency, TimeSpan WarmUp, TimeSpan Measured, int Slices, string? Output);
+
+namespace DroneDelivery.Benchmarks.CosmosDb
 {
-    public const string Usage =
-        "Usage: dotnet run -c Release --project tests/Benchmarks/CosmosDb -- [--concurrency 32] [--seconds 20] [--warmup 3] [--slices 8] [--output docs/benchmarks/cosmos-db.md | --no-output]";
-
-    public static BenchmarkSettings? Parse(string[] args)
+    /// <summary>The benchmark's command line: <c>[--concurrency 32] [--seconds 20] [--warmup 3] [--slices 8] [--output docs/benchmarks/cosmos-db.md | --no-output]</c>.</summary>
+    internal static class BenchmarkCommand
     {
-        var settings = new BenchmarkSettings(32, TimeSpan.FromSeconds(3), TimeSpan.FromSeconds(20), 8, "docs/benchmarks/cosmos-db.md");
-        for (var i = 0; i < args.Length; i++)
-        {
-            int Next() => i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out var v) && v > 0
-                ? v : throw new ArgumentException($"{args[i - 1]} needs a positive integer.");
-            try
-            {
-                settings = args[i] switch
-                {
-                    "--concurrency" => settings with { Concurrency = Next() },
-                    "--seconds" => settings with { Measured = TimeSpan.FromSeconds(Next()) },
-                    "--warmup" => settings with { WarmUp = TimeSpan.FromSeconds(Next()) },
-                    "--slices" => settings with { Slices = Next() },
-                    "--output" when i + 1 < args.Length => settings with { Output = args[++i] },
-                    "--no-output" => settings with { Output = null },
-                    _ => throw new ArgumentException($"Unknown option '{args[i]}'."),
-                };
-            }
-            catch (ArgumentException e)
-            {
-                Console.Error.WriteLine(e.Message);
-                return null;
-            }
-        }
+        private static readonly Option<int> Concurrency = BenchmarkOptions.Positive("--concurrency", 32, "Requests in flight on each server.");
+        private static readonly Option<int> Seconds = BenchmarkOptions.Positive("--seconds", 20, "Measured seconds per operation and server.");
+        private static readonly Option<int> WarmUp = BenchmarkOptions.Positive("--warmup", 3, "Unmeasured seconds first.");
+        private static readonly Option<int> Slices = BenchmarkOptions.Positive("--slices", 8, "Alternating slices the measured time is cut into.");
+        private static readonly Option<string> Output = new("--output") { Description = "The report, relative to the repository.", DefaultValueFactory = _ => "docs/benchmarks/cosmos-db.md" };
+        private static readonly Option<bool> NoOutput = new("--no-output") { Description = "Print the report only." };
 
-        return settings;
+        public static RootCommand Build() =>
+            new("Requests per second the Cosmos DB emulator sustains, against a bare Kestrel endpoint answering the same JSON.")
+            {
+                Concurrency, Seconds, WarmUp, Slices, Output, NoOutput,
+            };
+
+        public static BenchmarkSettings Settings(ParseResult parse) => new(
+            parse.GetValue(Concurrency),
+            TimeSpan.FromSeconds(parse.GetValue(WarmUp)),
+            TimeSpan.FromSeconds(parse.GetValue(Seconds)),
+            parse.GetValue(Slices),
+            parse.GetValue(NoOutput) ? null : parse.GetValue(Output));
+
     }
 }
 

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text;
 using HdrHistogram;
@@ -6,18 +7,20 @@ using DroneDelivery.Benchmarks.GatewayAuth;
 using DroneDelivery.LoadDriver;
 using DroneDelivery.LoadDriver.Scenarios;
 using DroneDelivery.LocalProcesses;
+using DroneDelivery.TestSupport;
 
 // The gateway's real program twice, on 127.0.0.1, in front of one in-process app answering its three
 // backends' summaries at once: "validating" checks every request's token (signature, issuer, audience,
 // lifetime, scope and owner), as deployed; "baseline" runs Authentication:Mode None (Development only) and
 // checks nothing. Both run in the Development environment, so Authentication is all that differs; both get
 // the same requests with the same tokens, in alternating slices, so other work on the machine hits both alike.
-var settings = Settings.Parse(args);
-if (settings is null)
+var (parse, exitCode) = await BenchmarkOptions.ParseAsync(Settings.Command(), args);
+if (parse is null)
 {
-    Console.Error.WriteLine(Settings.Usage);
-    return 2;
+    return exitCode;
 }
+
+var settings = Settings.From(parse);
 
 var loadAtStart = LoadAverage();
 await using var backends = await InstantBackends.StartAsync();
@@ -82,33 +85,34 @@ namespace DroneDelivery.Benchmarks.GatewayAuth
     /// <summary>The benchmark's options.</summary>
     internal sealed record Settings(int Rate, int Slices, int SliceSeconds, TimeSpan WarmUp, int StartRate, double Factor, int MaxRate, double SloMilliseconds, string? Output)
     {
-        public const string Usage = "usage: [--rate N] [--slices N] [--slice-seconds N] [--warmup N] [--start-rate N] [--factor F] [--max-rate N] [--slo-p99-ms N] [--output PATH | --no-output]";
+        private static readonly Option<int> RateOption = BenchmarkOptions.Positive("--rate", 200, "Invoices per second of the same-load comparison.");
+        private static readonly Option<int> SlicesOption = BenchmarkOptions.Positive("--slices", 6, "Alternating slices per gateway.");
+        private static readonly Option<int> SliceSecondsOption = BenchmarkOptions.Positive("--slice-seconds", 10, "Seconds per slice.");
+        private static readonly Option<int> WarmUpOption = BenchmarkOptions.Positive("--warmup", 10, "Unmeasured seconds per gateway first.");
+        private static readonly Option<int> StartRateOption = BenchmarkOptions.Positive("--start-rate", 200, "The capacity search's first rate.");
+        private static readonly Option<double> FactorOption = BenchmarkOptions.Above("--factor", 1, 1.5, "The capacity search's step: each rate this times the last.");
+        private static readonly Option<int> MaxRateOption = BenchmarkOptions.Positive("--max-rate", 20_000, "The capacity search's highest rate.");
+        private static readonly Option<int> SloOption = BenchmarkOptions.Positive("--slo-p99-ms", 50, "The p99 objective in milliseconds.");
+        private static readonly Option<string> OutputOption = new("--output") { Description = "The report.", DefaultValueFactory = _ => RepositoryLayout.InRepository("docs", "benchmarks", "gateway-auth.md") };
+        private static readonly Option<bool> NoOutputOption = new("--no-output") { Description = "Print the report only." };
 
-        public static Settings? Parse(string[] args)
-        {
-            var settings = new Settings(200, 6, 10, TimeSpan.FromSeconds(10), 200, 1.5, 20_000, 50, RepositoryLayout.InRepository("docs", "benchmarks", "gateway-auth.md"));
-            for (var i = 0; i < args.Length; i++)
+        public static RootCommand Command() =>
+            new("The cost of token validation at the edge: the gateway with and without it, under the same load.")
             {
-                var value = i + 1 < args.Length ? args[i + 1] : null;
-                bool Int(out int n) => int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out n) && n > 0;
-                switch (args[i])
-                {
-                    case "--rate" when Int(out var n): settings = settings with { Rate = n }; i++; break;
-                    case "--slices" when Int(out var n): settings = settings with { Slices = n }; i++; break;
-                    case "--slice-seconds" when Int(out var n): settings = settings with { SliceSeconds = n }; i++; break;
-                    case "--warmup" when Int(out var n): settings = settings with { WarmUp = TimeSpan.FromSeconds(n) }; i++; break;
-                    case "--start-rate" when Int(out var n): settings = settings with { StartRate = n }; i++; break;
-                    case "--max-rate" when Int(out var n): settings = settings with { MaxRate = n }; i++; break;
-                    case "--slo-p99-ms" when Int(out var n): settings = settings with { SloMilliseconds = n }; i++; break;
-                    case "--factor" when double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out var f) && f > 1: settings = settings with { Factor = f }; i++; break;
-                    case "--output" when value is not null: settings = settings with { Output = Path.GetFullPath(value) }; i++; break;
-                    case "--no-output": settings = settings with { Output = null }; break;
-                    default: return null;
-                }
-            }
+                RateOption, SlicesOption, SliceSecondsOption, WarmUpOption, StartRateOption, FactorOption, MaxRateOption, SloOption, OutputOption, NoOutputOption,
+            };
 
-            return settings;
-        }
+        public static Settings From(ParseResult parse) => new(
+            parse.GetValue(RateOption),
+            parse.GetValue(SlicesOption),
+            parse.GetValue(SliceSecondsOption),
+            TimeSpan.FromSeconds(parse.GetValue(WarmUpOption)),
+            parse.GetValue(StartRateOption),
+            parse.GetValue(FactorOption),
+            parse.GetValue(MaxRateOption),
+            parse.GetValue(SloOption),
+            parse.GetValue(NoOutputOption) ? null : Path.GetFullPath(parse.GetValue(OutputOption)!));
+
     }
 
     /// <summary>One measured slice of open-model load on one gateway: its latency histogram (µs) and the gateway's CPU time.</summary>

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.ComponentModel;
 using System.Diagnostics;
 using System.Globalization;
@@ -5,6 +6,8 @@ using System.Text.Json;
 using System.Threading.Channels;
 using Azure.Messaging.ServiceBus;
 using DroneDelivery.Emulators.ServiceBus;
+using DroneDelivery.Benchmarks.ServiceBus;
+using DroneDelivery.TestSupport;
 
 // End to end: producers send messages in batches, R receivers receive and complete them; the clock runs from the
 // first send to the last completion. The baseline runs the same pattern over an in-process channel (send = write,
@@ -15,9 +18,15 @@ using DroneDelivery.Emulators.ServiceBus;
 // when its end-to-end queue throughput is below the target.
 //
 //   dotnet run -c Release --project tests/Benchmarks/ServiceBus -- [--messages 20000] [--runs 3] [--js-seconds 10]
-var messages = Option("--messages", 20_000);
-var runs = Option("--runs", 3);
-var jsSeconds = Option("--js-seconds", 10);
+var (parse, exitCode) = await BenchmarkOptions.ParseAsync(BenchmarkCommand.Build(), args);
+if (parse is null)
+{
+    return exitCode;
+}
+
+var messages = parse.GetValue(BenchmarkCommand.Messages);
+var runs = parse.GetValue(BenchmarkCommand.Runs);
+var jsSeconds = parse.GetValue(BenchmarkCommand.JsSeconds);
 const int Producers = 4;
 const int BatchSize = 100;
 const int ReceiveBatch = 50;
@@ -440,8 +449,16 @@ async Task<double> ChannelRunAsync(int receivers, int count)
     return count / elapsed.TotalSeconds;
 }
 
-int Option(string name, int fallback)
+namespace DroneDelivery.Benchmarks.ServiceBus
 {
-    var index = Array.IndexOf(args, name);
-    return index >= 0 && index + 1 < args.Length && int.TryParse(args[index + 1], CultureInfo.InvariantCulture, out var value) ? value : fallback;
+    /// <summary>The benchmark's command line: <c>[--messages 20000] [--runs 3] [--js-seconds 10]</c>.</summary>
+    internal static class BenchmarkCommand
+    {
+        public static readonly Option<int> Messages = BenchmarkOptions.Positive("--messages", 20_000, "Messages per run.");
+        public static readonly Option<int> Runs = BenchmarkOptions.Positive("--runs", 3, "Runs per scenario; the best counts.");
+        public static readonly Option<int> JsSeconds = BenchmarkOptions.Positive("--js-seconds", 10, "Seconds of the JavaScript SDK's run.");
+
+        public static RootCommand Build() =>
+            new("End-to-end throughput of the Service Bus emulator through the official SDKs, against an in-process channel.") { Messages, Runs, JsSeconds };
+    }
 }
