@@ -18,17 +18,17 @@ target="${2:-}"
 tag="${TAG:-$(sed -n 's/^  tag: "\(.*\)"$/\1/p' charts/dronedelivery/values.yaml | head -n 1)}"
 [ -n "$tag" ] || { echo "Cannot read image.tag from charts/dronedelivery/values.yaml; set TAG." >&2; exit 2; }
 
-# image name → project folder under src/ (the load driver's under loadtests/)
+# image name → project folder under src/
 images=(
-  "gateway:Gateway"
-  "ingestion:Ingestion"
-  "workflow:Workflow"
-  "delivery:Delivery"
-  "package:Package"
-  "dronescheduler:DroneScheduler"
+  "gateway:Services/Gateway"
+  "ingestion:Services/Ingestion"
+  "workflow:Services/Workflow"
+  "delivery:Services/Delivery"
+  "package:Services/Package"
+  "dronescheduler:Services/DroneScheduler"
   "cosmosdb-emulator:Emulators/CosmosDb"
-  "servicebus-emulator:Emulators/ServiceBus"
-  "loaddriver:LoadDriver"
+  "servicebus-emulator:Emulators/ServiceBus/Emulator"
+  "loaddriver:Tools/LoadDriver"
 )
 
 case "$mode" in

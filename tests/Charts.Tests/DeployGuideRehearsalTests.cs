@@ -1,6 +1,6 @@
 using DroneDelivery.Charts.Tests.Infrastructure;
 using DroneDelivery.LoadDriver.Cli;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests;
 
@@ -165,7 +165,7 @@ public sealed class DeployGuideRehearsalTests
     /// <summary>Every load-driver command line the guide ran parses with the load driver's own command line.</summary>
     private static void AssertLoadDriverAcceptsEveryCommand(GuideRun run)
     {
-        var commands = run.DotnetRuns("loadtests/LoadDriver").ToList();
+        var commands = run.DotnetRuns("src/Tools/LoadDriver").ToList();
         Assert.NotEmpty(commands);
         foreach (var arguments in commands)
         {

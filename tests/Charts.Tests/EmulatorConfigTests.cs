@@ -4,7 +4,7 @@ using DroneDelivery.Charts.Tests.Infrastructure;
 using DroneDelivery.Emulators.CosmosDb;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Emulators.ServiceBus;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests;
 

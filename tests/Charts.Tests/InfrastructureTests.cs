@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using DroneDelivery.Charts.Tests.Infrastructure;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests;
 
@@ -125,7 +125,7 @@ public sealed class InfrastructureTests
 
         var declared = roles.RootElement.EnumerateArray().ToList();
 
-        Assert.Equal(DroneDelivery.Access.ApiAccess.Roles.All.Order(StringComparer.Ordinal), declared.Select(r => r.GetProperty("value").GetString()!).Order(StringComparer.Ordinal));
+        Assert.Equal(DroneDelivery.Security.Tokens.ApiAccess.Roles.All.Order(StringComparer.Ordinal), declared.Select(r => r.GetProperty("value").GetString()!).Order(StringComparer.Ordinal));
         Assert.All(declared, r => Assert.Equal(["Application"], r.GetProperty("allowedMemberTypes").EnumerateArray().Select(m => m.GetString())));
         Assert.All(declared, r => Assert.True(r.GetProperty("isEnabled").GetBoolean()));
         Assert.All(declared, r => Assert.True(Guid.TryParse(r.GetProperty("id").GetString(), out _)));

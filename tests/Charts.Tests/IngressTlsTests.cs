@@ -1,6 +1,6 @@
 using System.Text.RegularExpressions;
 using DroneDelivery.Charts.Tests.Infrastructure;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests;
 

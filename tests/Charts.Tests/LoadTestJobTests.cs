@@ -74,7 +74,7 @@ public sealed class LoadTestJobTests
     {
         var render = Chart.Template(Chart.KindLoadTests);
         string Setting(string file, string name) =>
-            Yaml.Parse(File.ReadAllText(DroneDelivery.LocalSystem.RepositoryLayout.InRepository("loadtests", "AzureLoadTesting", file)))
+            Yaml.Parse(File.ReadAllText(DroneDelivery.LocalProcesses.RepositoryLayout.InRepository("loadtests", "AzureLoadTesting", file)))
                 .List("env").OfType<IDictionary<object, object?>>().Single(e => e.Text("name") == name).Text("value")!;
 
         Assert.Equal(Setting("invoice.yaml", "DRONEDELIVERY_USERS"), After(Arguments(render, "load-invoice"), "--step"));

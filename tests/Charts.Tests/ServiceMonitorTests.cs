@@ -1,5 +1,5 @@
 using DroneDelivery.Charts.Tests.Infrastructure;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests;
 

@@ -122,7 +122,7 @@ public sealed class SettingsContractTests
         var builder = Builder(service, configuration);
         using var app = builder.Build();
 
-        var error = Assert.Throws<OptionsValidationException>(() => app.Services.GetRequiredService<IOptions<DroneDelivery.Contracts.Backends.BackendsSettings>>().Value);
+        var error = Assert.Throws<OptionsValidationException>(() => app.Services.GetRequiredService<IOptions<DroneDelivery.ServiceClients.Backends.BackendsSettings>>().Value);
         Assert.Contains("Timout", string.Join(" ", error.Failures));
     }
 

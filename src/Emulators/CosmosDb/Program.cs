@@ -1,26 +1,26 @@
 using DroneDelivery.Emulators.CosmosDb;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 
-if (args is ["--help"] or ["-h"])
+var parse = CommandLine.Build().Parse(args);
+if (CommandLine.Error(parse) is null && parse.Action is not null)
 {
-    Console.WriteLine(CommandLine.Usage);
-    return 0;
+    return await parse.InvokeAsync(); // --help
 }
 
 CosmosEmulator emulator;
 try
 {
-    emulator = await CosmosEmulator.StartAsync(CommandLine.Parse(args));
+    emulator = await CosmosEmulator.StartAsync(CommandLine.Options(parse));
 }
 catch (CosmosEmulatorConfigurationException e)
 {
     await Console.Error.WriteLineAsync($"Cosmos DB emulator cannot start: {e.Message}");
-    return 2;
+    return CommandLine.InvalidConfigurationExitCode;
 }
 catch (IOException e)
 {
     await Console.Error.WriteLineAsync($"Cosmos DB emulator cannot listen: {e.Message}");
-    return 3;
+    return CommandLine.CannotListenExitCode;
 }
 
 await using (emulator)

@@ -406,8 +406,8 @@ def load(azure, outputs, command, o, group, answer):
 def dockerfile(file, build_args):
     existing_file(file, "Dockerfile")
     project = next((a.split("=", 1)[1] for a in build_args if a.startswith("PROJECT=")), None)
-    if project is None or not any(os.path.isdir(os.path.join(root, project)) for root in ("src", "loadtests")):
-        fail(f"PROJECT={project} names no project folder under src/ or loadtests/ (src/Dockerfile builds one of those)")
+    if project is None or not os.path.isdir(os.path.join("src", project)):
+        fail(f"PROJECT={project} names no project folder under src/ (src/Dockerfile builds one of those)")
 
 
 # ---------------------------------------------------------------- the cluster
@@ -884,7 +884,7 @@ def dotnet(state, args):
         fail(f"Couldn't find a project to run. Ensure a project exists in {project}")
     program = positional[positional.index("--") + 1:] if "--" in positional else []
     state.setdefault("dotnet_runs", []).append({"project": os.path.normpath(project), "arguments": program, "cwd": os.getcwd()})
-    if os.path.normpath(project) == os.path.join("loadtests", "LoadDriver"):
+    if os.path.normpath(project) == os.path.join("src", "Tools", "LoadDriver"):
         if program[:1] == ["token"]:
             # The real load driver mints the token: a wrong key file or option fails here as it would there.
             result = subprocess.run([os.environ["REHEARSAL_REAL_DOTNET"], os.environ["REHEARSAL_LOADDRIVER"], *program], capture_output=True, text=True)

@@ -1,5 +1,5 @@
 using System.Collections.Concurrent;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests.Infrastructure;
 

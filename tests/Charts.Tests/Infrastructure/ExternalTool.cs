@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Text;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests.Infrastructure;
 

@@ -4,7 +4,7 @@ using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests.Infrastructure;
 

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Net;
 using System.Text.RegularExpressions;
-using DroneDelivery.LocalSystem;
+using DroneDelivery.LocalProcesses;
 
 namespace DroneDelivery.Charts.Tests.Infrastructure;
 
@@ -366,7 +366,8 @@ public sealed partial class Rehearsal : IAsyncDisposable
                 throw new InvalidOperationException($"No local program for image {image} (command [{string.Join(' ', command)}]); k8s/build-images.sh builds {string.Join(", ", Projects.Value.Keys)}.");
             }
 
-            var assembly = RepositoryLayout.ProjectAssembly("DroneDelivery." + project.Replace('/', '.'));
+            var assembly = RepositoryLayout.ProjectAssembly(Path.GetFileNameWithoutExtension(
+                Directory.GetFiles(RepositoryLayout.InRepository(["src", .. project.Split('/')]), "*.csproj").Single()));
             if (!File.Exists(assembly))
             {
                 throw new FileNotFoundException($"'{assembly}' does not exist; build the solution first.", assembly);

@@ -1,3 +1,5 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
 using System.Globalization;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 
@@ -5,72 +7,90 @@ namespace DroneDelivery.Emulators.CosmosDb;
 
 /// <summary>
 /// <c>--port &lt;port&gt; [--host &lt;address&gt;] [--config &lt;file.json&gt;] [--https]</c>: the start-up contract other tools rely on.
+/// Exit codes: 0 after a clean shutdown or <c>--help</c>, 2 for arguments or a configuration it refuses, 3 when it cannot listen.
 /// </summary>
 internal static class CommandLine
 {
+    public const int InvalidConfigurationExitCode = 2;
+    public const int CannotListenExitCode = 3;
+
     public const string Usage = "Usage: DroneDelivery.Emulators.CosmosDb --port <port> [--host <address>] [--config <file.json>] [--https]";
 
-    /// <summary>The options the arguments describe; throws with a clear message for anything it does not understand.</summary>
-    public static CosmosEmulatorOptions Parse(IReadOnlyList<string> args)
+    private static readonly Option<int?> Port = new("--port")
     {
-        int? port = null;
-        string? host = null;
-        string? config = null;
-        var https = false;
-        for (var i = 0; i < args.Count; i++)
+        Description = "The port to listen on (0: any free port); default 8081, or the config file's Port.",
+        CustomParser = ParsePort,
+    };
+
+    private static readonly Option<string?> Host = new("--host")
+    {
+        Description = "The address to listen on: an IP address such as 127.0.0.1 or 0.0.0.0, or localhost.",
+        Validators =
         {
-            switch (args[i])
+            result =>
             {
-                case "--port":
-                    var value = Value(args, ref i);
-                    if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) || parsed > 65535)
-                    {
-                        throw new CosmosEmulatorConfigurationException($"--port must be a port number between 0 and 65535 (was '{value}').");
-                    }
+                if (result.GetValueOrDefault<string?>() is { } host && CosmosEmulatorOptionsValidator.ListenAddress(host) is null)
+                {
+                    result.AddError($"--host must be an IP address such as 127.0.0.1 or 0.0.0.0, or localhost (was '{host}').");
+                }
+            },
+        },
+    };
 
-                    port = parsed;
-                    break;
-                case "--host":
-                    host = Value(args, ref i);
-                    if (CosmosEmulatorOptionsValidator.ListenAddress(host) is null)
-                    {
-                        throw new CosmosEmulatorConfigurationException($"--host must be an IP address such as 127.0.0.1 or 0.0.0.0, or localhost (was '{host}').");
-                    }
+    private static readonly Option<string?> Config = new("--config") { Description = "A JSON file of databases, containers and the capacity model (docs/emulators/cosmos-db.md)." };
 
-                    break;
-                case "--config":
-                    config = Value(args, ref i);
-                    break;
-                case "--https":
-                    https = true;
-                    break;
-                default:
-                    throw new CosmosEmulatorConfigurationException($"Unknown option '{args[i]}'. {Usage}");
-            }
+    private static readonly Option<bool> Https = new("--https") { Description = "Serve HTTPS with a self-signed certificate instead of HTTP." };
+
+    /// <summary>The command: its options, and <c>--help</c>.</summary>
+    public static RootCommand Build() => new("A local stand-in for Azure Cosmos DB (NoSQL API, gateway mode).") { Port, Host, Config, Https };
+
+    /// <summary>The options the arguments describe; throws with a clear message for anything it does not understand.</summary>
+    public static CosmosEmulatorOptions Parse(IReadOnlyList<string> args) => Options(Build().Parse(args));
+
+    /// <summary>The options a parse describes; throws with a clear message for a parse error or a bad config file.</summary>
+    public static CosmosEmulatorOptions Options(ParseResult parse)
+    {
+        if (Error(parse) is { } error)
+        {
+            throw new CosmosEmulatorConfigurationException(error);
         }
 
+        var config = parse.GetValue(Config);
         var options = config is null ? new CosmosEmulatorOptions() : CosmosEmulatorOptionsValidator.Load(config);
-        if (port is not null)
+        if (parse.GetValue(Port) is { } port)
         {
-            options.Port = port.Value;
+            options.Port = port;
         }
         else if (config is null)
         {
             options.Port = 8081;
         }
 
-        options.Host = host ?? options.Host;
-        options.Https |= https;
+        options.Host = parse.GetValue(Host) ?? options.Host;
+        options.Https |= parse.GetValue(Https);
         return options;
     }
 
-    private static string Value(IReadOnlyList<string> args, ref int i)
+    /// <summary>What is wrong with the arguments, in one line naming the option; null when nothing is.</summary>
+    public static string? Error(ParseResult parse)
     {
-        if (i + 1 >= args.Count || args[i + 1].StartsWith("--", StringComparison.Ordinal))
+        if (parse.UnmatchedTokens.FirstOrDefault(t => t.StartsWith('-')) is { } unknown)
         {
-            throw new CosmosEmulatorConfigurationException($"{args[i]} needs a value. {Usage}");
+            return $"Unknown option '{unknown}'. {Usage}";
         }
 
-        return args[++i];
+        return parse.Errors.Count == 0 ? null : $"{string.Join(" ", parse.Errors.Select(e => e.Message))} {Usage}";
+    }
+
+    private static int? ParsePort(ArgumentResult result)
+    {
+        var token = result.Tokens[^1].Value;
+        if (int.TryParse(token, NumberStyles.None, CultureInfo.InvariantCulture, out var port) && port <= 65535)
+        {
+            return port;
+        }
+
+        result.AddError($"--port must be a port number between 0 and 65535 (was '{token}').");
+        return null;
     }
 }

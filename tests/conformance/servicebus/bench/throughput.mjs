@@ -1,7 +1,7 @@
 // End-to-end throughput through the official JavaScript SDK (@azure/service-bus): S senders send batches of
 // B messages and R receivers (streaming, up to 50 messages in hand each) complete each message, for N seconds against one queue.
 // Prints one line of JSON: { sent, completed, seconds, messagesPerSecond } (completed per second).
-// Lives beside test/, not in it, so the test runner does not pick it up; tests/Benchmarks.ServiceBus starts it.
+// Lives beside test/, not in it, so the test runner does not pick it up; tests/Benchmarks/ServiceBus starts it.
 //
 //   node bench/throughput.mjs --connection-string "<...;UseDevelopmentEmulator=true>" --queue bench
 //        [--seconds 10] [--senders 4] [--receivers 4] [--batch 100] [--warmup-seconds 2]
