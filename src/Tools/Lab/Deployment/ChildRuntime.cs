@@ -7,21 +7,20 @@ namespace DroneDelivery.Lab.Deployment;
 internal static class ChildRuntime
 {
     /// <summary>
-    /// Workstation GC: dozens of processes share a few cores. Tiered compilation promotes a method to optimised code
-    /// after its first call, without waiting: by default the runtime waits for 30 calls of a method and for a pause
-    /// in new compilations before it optimises, so in a dozen fresh processes the recompilation runs in the
-    /// background for tens of seconds under load — longer on fewer cores, and longest in the processes with the
-    /// fewest requests each — and a step or probe measured meanwhile counts it as its requests' CPU (on one core,
-    /// more than twice a request's own). Here it is done in the seconds after each start and each warm-up, and the
-    /// code measured is the optimised code a long-running pod runs. (Tiered compilation off would compile each method
-    /// once, but leave the framework's precompiled code unoptimised for good: a third more CPU per request.) The
-    /// lab's processes live for a step; the images keep the runtime's defaults.
+    /// Workstation GC: dozens of processes share a few cores. Tiered compilation off: each method is compiled once,
+    /// optimised, on its first call. With it on, the runtime first compiles quickly and recompiles a method once it
+    /// has been called 30 times, in the background: in a dozen fresh processes that runs for tens of seconds under
+    /// load — longer on fewer cores, and longest in the processes with the fewest requests each — and a step or
+    /// probe measured meanwhile counts it as its requests' CPU (on one core, twice a request's own). Recompiling
+    /// after the first call instead leaves a burst at each start that one core does not work off in a minute.
+    /// The cost: the framework's precompiled code is never recompiled for this machine, so a request takes more
+    /// CPU than in a long-running pod (docs/benchmarks/capacity.md). The lab's processes live for a step; the
+    /// images keep the runtime's defaults.
     /// </summary>
     public static IReadOnlyDictionary<string, string> Variables { get; } = new Dictionary<string, string>(StringComparer.Ordinal)
     {
         ["DOTNET_gcServer"] = "0",
-        ["DOTNET_TC_CallCountThreshold"] = "1",
-        ["DOTNET_TC_CallCountingDelayMs"] = "0",
+        ["DOTNET_TieredCompilation"] = "0",
     };
 
     public static void ApplyToChildren()
