@@ -177,12 +177,13 @@ public sealed partial class AmqpConnection : IAsyncDisposable
         catch (Exception e) when (e is IOException or OperationCanceledException or AmqpDecodeException or AmqpException or SocketException or ObjectDisposedException)
         {
             connection.Terminate(new Error { Condition = ErrorCondition.ConnectionForced, Description = e.Message });
-            await connection.DisposeTransportAsync().ConfigureAwait(false);
+            // Reported before the transport closes: a peer that sees the connection end finds it reported.
             if (connection.Error is { } error && error.Condition != ErrorCondition.ConnectionForced)
             {
                 options.ConnectionFailed?.Invoke(connection, error);
             }
 
+            await connection.DisposeTransportAsync().ConfigureAwait(false);
             return null;
         }
     }
