@@ -27,7 +27,9 @@ public sealed class SettingsTests
         {
             // Whether the factory then reports the start as failed is its business; the Program's refusal is ours.
             await Record.ExceptionAsync(() => Task.Run(factory.StartServer));
-            var refusal = Assert.Single(logs.Entries, entry => entry.Level == LogLevel.Critical);
+            // The Program logs its refusal on its own thread, after the host's failure reached the factory.
+            var refusal = await logs.WaitForAsync(entry => entry.Level == LogLevel.Critical, TimeSpan.FromSeconds(30));
+            Assert.Single(logs.Entries, entry => entry.Level == LogLevel.Critical);
             Assert.StartsWith("Invalid configuration; the service cannot start: ", refusal.Message);
             Assert.Contains(expected, refusal.Message);
             Assert.DoesNotContain(logs.Entries, entry => entry.Message.StartsWith("Now listening on", StringComparison.Ordinal));

@@ -203,9 +203,44 @@ public sealed class CapturedLogs : ILoggerProvider
 {
     private readonly ConcurrentQueue<CapturedLog> _entries = new();
 
+    // Completed and replaced at every entry, so a waiter wakes once per new entry.
+    private TaskCompletionSource _written = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     public IReadOnlyCollection<CapturedLog> Entries => _entries;
 
     public IEnumerable<string> Messages => _entries.Select(entry => entry.Message);
+
+    /// <summary>
+    /// The first entry matching <paramref name="match"/>, waiting for it up to <paramref name="timeout"/>: a log
+    /// written on another thread (e.g. by a Program after its host failed) may land after the caller saw the failure.
+    /// </summary>
+    public async Task<CapturedLog> WaitForAsync(Func<CapturedLog, bool> match, TimeSpan timeout)
+    {
+        using var deadline = new CancellationTokenSource(timeout);
+        while (true)
+        {
+            var written = _written;
+            if (_entries.FirstOrDefault(match) is { } entry)
+            {
+                return entry;
+            }
+
+            try
+            {
+                await written.Task.WaitAsync(deadline.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                throw new TimeoutException($"No log entry matched within {timeout}; logged: {string.Join(" / ", Messages)}");
+            }
+        }
+    }
+
+    private void Add(CapturedLog entry)
+    {
+        _entries.Enqueue(entry);
+        Interlocked.Exchange(ref _written, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+    }
 
     public ILogger CreateLogger(string categoryName) => new Logger(this, categoryName);
 
@@ -224,7 +259,7 @@ public sealed class CapturedLogs : ILoggerProvider
         {
             if (IsEnabled(logLevel))
             {
-                owner._entries.Enqueue(new CapturedLog(category, logLevel, eventId.Name, formatter(state, exception)));
+                owner.Add(new CapturedLog(category, logLevel, eventId.Name, formatter(state, exception)));
             }
         }
     }
