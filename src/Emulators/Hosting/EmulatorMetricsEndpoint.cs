@@ -1,13 +1,15 @@
 using System.Diagnostics.Metrics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
+using OpenTelemetry;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
+using OpenTelemetry.Trace;
 
 namespace DroneDelivery.Emulators.Hosting;
 
 /// <summary>
-/// An emulator's <c>GET /metrics</c>: the instruments of its own <see cref="Meter"/>, exposed by
+/// An emulator's telemetry. Its <c>GET /metrics</c>: the instruments of its own <see cref="Meter"/>, exposed by
 /// OpenTelemetry's Prometheus exporter with the services' translation (see
 /// <c>src/Services/Shared/ServiceDefaults/Telemetry</c>): names keep their <c>_total</c> suffixes, every scrape is
 /// collected anew, and samples carry no <c>otel_scope_*</c> labels. Compiled into each emulator.
@@ -33,7 +35,7 @@ public static class EmulatorMetricsEndpoint
     /// </summary>
     public static IServiceCollection AddEmulatorMetrics(this IServiceCollection services, string serviceName, Meter meter)
     {
-        services.AddOpenTelemetry()
+        var otel = services.AddOpenTelemetry()
             .ConfigureResource(resource => resource.AddService(serviceName, serviceNamespace: "dronedelivery"))
             .WithMetrics(metrics =>
             {
@@ -52,8 +54,23 @@ public static class EmulatorMetricsEndpoint
                         options.ScopeInfoEnabled = false;
                     });
             });
+
+        // Beside the services in a trace viewer (the lab's --dashboard, a collector on a cluster): the same
+        // standard variable switches the export on, for the emulator's requests (a Cosmos DB call's server
+        // span under the SDK's client span), its meter and its logs.
+        if (!string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(OtlpEndpointVariable)))
+        {
+            otel.WithTracing(tracing => tracing.AddAspNetCoreInstrumentation(options =>
+                    options.Filter = context => !context.Request.Path.StartsWithSegments(Path)))
+                .WithLogging()
+                .UseOtlpExporter();
+        }
+
         return services;
     }
+
+    /// <summary>The standard variable that names an OTLP collector; unset, nothing is exported.</summary>
+    public const string OtlpEndpointVariable = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
     /// <summary>Answers <see cref="Path"/> with the exporter, in <see cref="ExpositionFormat"/>.</summary>
     public static IApplicationBuilder UseEmulatorMetrics(this IApplicationBuilder app) =>

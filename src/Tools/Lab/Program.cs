@@ -48,7 +48,8 @@ namespace DroneDelivery.Lab
                 Description = $"Run the emulated cloud at this model scale (rates × it, injected latencies ÷ it) instead of the one a probe of this machine chooses; above {ModelScale.One} asks more of the machine than the article's system did of its cluster (at most {ModelScale.Maximum}).",
             };
             var values = new WhatIfOptions();
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, calibration, measureOnce, scale };
+            var dashboard = DashboardOption();
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, dashboard, calibration, measureOnce, scale };
             values.AddTo(command);
             command.SetAction(async (parse, cancellationToken) =>
             {
@@ -96,6 +97,7 @@ namespace DroneDelivery.Lab
                     OutputDirectory = parse.GetValue(output) ?? DefaultOutput(),
                     ReplicaDivisor = parse.GetValue(divisor),
                     PrometheusPort = parse.GetValue(prometheus),
+                    Dashboard = parse.GetValue(dashboard),
                     Calibration = calibrated,
                     RemeasureDisturbed = !parse.GetValue(measureOnce),
                     Scale = parse.GetValue(scale),
@@ -264,6 +266,12 @@ namespace DroneDelivery.Lab
                 Description = "Start Prometheus on 127.0.0.1:<port> (default 9090), scraping every component every 2 s.",
                 Arity = ArgumentArity.ZeroOrOne,
                 CustomParser = result => result.Tokens.Count == 0 ? 9090 : int.Parse(result.Tokens[0].Value, CultureInfo.InvariantCulture),
+            };
+
+        internal static Option<bool> DashboardOption() =>
+            new("--dashboard")
+            {
+                Description = "Start the Aspire dashboard on 127.0.0.1 (its address is printed) and send it every process's traces, metrics and logs.",
             };
 
         private static Option<string?> OutputOption() =>

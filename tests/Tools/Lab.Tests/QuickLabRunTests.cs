@@ -258,11 +258,11 @@ public sealed class LabInterruptTests
 
 /// <summary>
 /// The lab's end-to-end tests of failure and stopping (<c>Category=LabFaults</c>: chaos, Ctrl-C, a killed
-/// test host, a machine-bound step): what is lost or left running, not timing. .ci/run runs them in a session of their own, so the
+/// test host, a machine-bound step, <c>up</c>): what is lost or left running, not timing. .ci/run runs them in a session of their own, so the
 /// timing run's time-out is its own.
 /// </summary>
 internal static class LabFaults
 {
     /// <summary>.ci/run's time-out for their test session: their bounds, and a minute for the test host.</summary>
-    internal static readonly TimeSpan SessionTimeout = ChaosRunTests.Bound + LabInterruptTests.Bound + LabHostKilledTests.Bound + MachineBoundRunTests.Bound + TimeSpan.FromMinutes(1);
+    internal static readonly TimeSpan SessionTimeout = ChaosRunTests.Bound + LabInterruptTests.Bound + LabHostKilledTests.Bound + MachineBoundRunTests.Bound + UpDashboardTests.Bound + TimeSpan.FromMinutes(1);
 }

@@ -104,6 +104,7 @@ internal sealed class CosmosGateway
         }
 
         Account(response);
+        Describe(Activity.Current, response);
         var recorded = false;
         try
         {
@@ -126,6 +127,33 @@ internal sealed class CosmosGateway
         if (!recorded)
         {
             Record(http, path, address, response, started, startedAt);
+        }
+    }
+
+    /// <summary>
+    /// Names the request's server span (present only when a tracer listens, e.g. OTLP export is on) after what the
+    /// model did: operation, container, the physical partitions it charged, its RU and a throttle — what a trace
+    /// of a serial or parallel fan-out, or of a 429 and its retry, is read by.
+    /// </summary>
+    private static void Describe(Activity? span, GatewayResponse response)
+    {
+        if (span is null)
+        {
+            return;
+        }
+
+        span.DisplayName = response.Container is { } container ? $"{response.Operation} {container.Id}" : response.Operation;
+        span.SetTag("db.operation.name", response.Operation);
+        span.SetTag("db.collection.name", response.Container?.Id);
+        span.SetTag("db.cosmosdb.request_charge", response.RequestCharge);
+        if (response.PartitionCharges.Count > 0)
+        {
+            span.SetTag("cosmos_emulator.partitions", string.Join(',', response.PartitionCharges.Select(p => p.Partition.Id).Distinct()));
+        }
+
+        if (response.Throttled)
+        {
+            span.SetTag("cosmos_emulator.throttled", true);
         }
     }
 

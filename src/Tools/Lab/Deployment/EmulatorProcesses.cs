@@ -69,6 +69,7 @@ internal sealed class CosmosEmulatorProcess : IAsyncDisposable
         IEnumerable<CosmosContainerSpec> containers,
         LatencyOptions latency,
         string workDirectory,
+        IReadOnlyDictionary<string, string?> environment,
         CancellationToken cancellationToken)
     {
         var port = FreePort.Next();
@@ -97,6 +98,7 @@ internal sealed class CosmosEmulatorProcess : IAsyncDisposable
             LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", port.ToString(CultureInfo.InvariantCulture), "--config", config) with
             {
                 IsReadyLine = line => line.StartsWith("Cosmos DB emulator ready", StringComparison.Ordinal),
+                Environment = environment,
                 LogFile = Path.Combine(workDirectory, "logs", "cosmos-emulator.log"),
             },
             cancellationToken).ConfigureAwait(false);
@@ -176,6 +178,7 @@ internal sealed class ServiceBusEmulatorProcess : IAsyncDisposable
         IReadOnlyList<QueueSpec> queues,
         ServiceBusLatency latency,
         string workDirectory,
+        IReadOnlyDictionary<string, string?> environment,
         CancellationToken cancellationToken)
     {
         var amqpPort = FreePort.Next();
@@ -191,6 +194,7 @@ internal sealed class ServiceBusEmulatorProcess : IAsyncDisposable
                 "--config", config) with
             {
                 IsReadyLine = line => line.StartsWith(Emulators.ServiceBus.ServiceBusEmulator.ReadyLinePrefix, StringComparison.Ordinal),
+                Environment = environment,
                 LogFile = Path.Combine(workDirectory, "logs", "servicebus-emulator.log"),
             },
             cancellationToken).ConfigureAwait(false);

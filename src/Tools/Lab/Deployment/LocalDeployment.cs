@@ -40,6 +40,15 @@ internal sealed record DeploymentOptions
     /// <summary>redis-server keeps an append-only file, so a killed and restarted server keeps what it acknowledged (the chaos command).</summary>
     public bool RedisPersistence { get; init; }
 
+    /// <summary>
+    /// The standalone Aspire dashboard runs beside the system and every process sends it traces, metrics and logs
+    /// (<c>telemetry.otlpEndpoint</c> set to it for every step, as <c>helm install --set</c> would).
+    /// </summary>
+    public bool Dashboard { get; init; }
+
+    /// <summary>Values over every step's, for the whole run, as <c>helm install --set</c> gives them to every upgrade after it.</summary>
+    public ValuesTree DeploymentValues { get; init; } = ValuesTree.Empty;
+
     /// <summary>Raised with progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
 }
@@ -89,6 +98,9 @@ internal sealed class LocalDeployment : IAsyncDisposable
 
     public PrometheusServer? Prometheus { get; private set; }
 
+    /// <summary>The Aspire dashboard every process exports to, when <see cref="DeploymentOptions.Dashboard"/>.</summary>
+    public AspireDashboard? Dashboard { get; private set; }
+
     /// <summary>
     /// The development issuer the public services trust: a key generated when the system first takes a
     /// step's values (issuer and audience from <c>auth.*</c>), kept for the whole run so tokens stay valid.
@@ -120,6 +132,11 @@ internal sealed class LocalDeployment : IAsyncDisposable
             yield return ("prometheus", Prometheus.Process);
         }
 
+        if (Dashboard is not null)
+        {
+            yield return ("aspire-dashboard", Dashboard.Process);
+        }
+
         foreach (var (service, set) in _services)
         {
             foreach (var replica in set.Replicas)
@@ -132,9 +149,32 @@ internal sealed class LocalDeployment : IAsyncDisposable
     public static async Task<LocalDeployment> StartAsync(DeploymentOptions options, CancellationToken cancellationToken)
     {
         Directory.CreateDirectory(Path.Combine(options.WorkDirectory, "logs"));
-        options.Log($"starting the Cosmos DB emulator ({string.Join(", ", options.Containers.Select(c => $"{c.Id}: {c.Throughput} RU/s, {c.PhysicalPartitions} partitions, {c.PartitionKeyPath}"))})");
-        var cosmos = await CosmosEmulatorProcess.StartAsync(options.CosmosDatabaseId, options.Containers, options.CosmosLatency, options.WorkDirectory, cancellationToken).ConfigureAwait(false);
-        var deployment = new LocalDeployment(options, cosmos);
+        AspireDashboard? dashboard = null;
+        if (options.Dashboard)
+        {
+            options.Log("starting the Aspire dashboard");
+            dashboard = await AspireDashboard.StartAsync(options.WorkDirectory, cancellationToken).ConfigureAwait(false);
+            options.Log($"Aspire dashboard: {dashboard.Url} (OTLP/gRPC {dashboard.OtlpEndpoint})");
+        }
+
+        CosmosEmulatorProcess cosmos;
+        try
+        {
+            options.Log($"starting the Cosmos DB emulator ({string.Join(", ", options.Containers.Select(c => $"{c.Id}: {c.Throughput} RU/s, {c.PhysicalPartitions} partitions, {c.PartitionKeyPath}"))})");
+            cosmos = await CosmosEmulatorProcess.StartAsync(
+                options.CosmosDatabaseId, options.Containers, options.CosmosLatency, options.WorkDirectory, EmulatorEnvironment(dashboard), cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            if (dashboard is not null)
+            {
+                await dashboard.DisposeAsync().ConfigureAwait(false);
+            }
+
+            throw;
+        }
+
+        var deployment = new LocalDeployment(options, cosmos) { Dashboard = dashboard };
         foreach (var service in ServiceKind.All)
         {
             deployment._services[service] = new ReplicaSet(service, Path.Combine(options.WorkDirectory, "logs"));
@@ -184,7 +224,8 @@ internal sealed class LocalDeployment : IAsyncDisposable
             }
 
             _options.Log($"starting the Service Bus emulator ({string.Join(", ", queues.Select(q => $"{q.Name}: lock {q.LockDuration}, max deliveries {q.MaxDeliveryCount}"))})");
-            ServiceBus = await ServiceBusEmulatorProcess.StartAsync(queues, Scale.ServiceBus(_options.ServiceBusLatency), _options.WorkDirectory, cancellationToken).ConfigureAwait(false);
+            ServiceBus = await ServiceBusEmulatorProcess.StartAsync(
+                queues, Scale.ServiceBus(_options.ServiceBusLatency), _options.WorkDirectory, EmulatorEnvironment(Dashboard), cancellationToken).ConfigureAwait(false);
             restart.UnionWith([ServiceKind.Ingestion, ServiceKind.Workflow]);
         }
 
@@ -327,6 +368,12 @@ internal sealed class LocalDeployment : IAsyncDisposable
             ServiceBus is null ? Task.CompletedTask : ServiceBus.DisposeAsync().AsTask(),
             Redis is null ? Task.CompletedTask : Redis.DisposeAsync().AsTask(),
             Cosmos.DisposeAsync().AsTask()).ConfigureAwait(false);
+
+        // Last: it holds what everything above sent until the end.
+        if (Dashboard is not null)
+        {
+            await Dashboard.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
     /// <summary>The step's queues, lock durations compressed by the time scale.</summary>
@@ -372,12 +419,29 @@ internal sealed class LocalDeployment : IAsyncDisposable
     private Dictionary<string, string> Environment(ServiceKind service, Step step)
     {
         var wiring = new ServiceWiring(backend => Address(backend).ToString(), Cosmos.ConnectionString, ServiceBus?.ConnectionString, Redis?.ConnectionString, [Issuer.SigningKey]);
-        return new Dictionary<string, string>(ServiceEnvironment.Render(step.Values, service, wiring), StringComparer.Ordinal)
+        var values = step.Values.MergedWith(_options.DeploymentValues);
+        if (Dashboard is not null)
+        {
+            values = values.MergedWith(TelemetryValues(Dashboard.OtlpEndpoint));
+        }
+
+        return new Dictionary<string, string>(ServiceEnvironment.Render(values, service, wiring), StringComparer.Ordinal)
         {
             ["Logging__LogLevel__Default"] = "Warning",
             ["Logging__LogLevel__DroneDelivery"] = "Information",
         };
     }
+
+    /// <summary>The values that send a release's telemetry to <paramref name="otlpEndpoint"/>, as <c>--set telemetry.otlpEndpoint=…</c>.</summary>
+    internal static ValuesTree TelemetryValues(Uri otlpEndpoint) => ValuesTree.From(new Dictionary<string, object?>
+    {
+        ["telemetry"] = new Dictionary<string, object?> { ["otlpEndpoint"] = otlpEndpoint.ToString().TrimEnd('/') },
+    });
+
+    /// <summary>An emulator's variables: the OTLP endpoint of the dashboard, when one runs.</summary>
+    private static Dictionary<string, string?> EmulatorEnvironment(AspireDashboard? dashboard) => dashboard is null
+        ? []
+        : new() { [Emulators.Hosting.EmulatorMetricsEndpoint.OtlpEndpointVariable] = dashboard.OtlpEndpoint.ToString().TrimEnd('/') };
 
     /// <summary>A development issuer with a new key and the step's <c>auth.developmentIssuer.issuer</c> and <c>auth.audience</c>.</summary>
     internal static DevelopmentIssuer IssuerFor(Step step) => DevelopmentIssuer.Generate(

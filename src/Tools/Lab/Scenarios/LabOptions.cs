@@ -233,6 +233,12 @@ internal sealed record LabRunOptions
     /// <summary>When set, a real Prometheus scrapes the system on this port (files in the output's <c>prometheus/</c>).</summary>
     public int? PrometheusPort { get; init; }
 
+    /// <summary>When set, the standalone Aspire dashboard runs beside the system and receives every process's telemetry (<c>--dashboard</c>).</summary>
+    public bool Dashboard { get; init; }
+
+    /// <summary>Values over every step's for the whole run (as <c>helm install --set</c>): what a command needs of the release, not a what-if.</summary>
+    public DroneDelivery.Lab.Steps.ValuesTree DeploymentValues { get; init; } = DroneDelivery.Lab.Steps.ValuesTree.Empty;
+
     /// <summary>redis-server keeps an append-only file, so killing and restarting it loses nothing it acknowledged (the chaos command).</summary>
     public bool RedisPersistence { get; init; }
 

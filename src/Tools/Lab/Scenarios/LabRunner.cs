@@ -233,6 +233,8 @@ internal static class LabRunner
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
                 RedisPersistence = options.RedisPersistence,
+                Dashboard = options.Dashboard,
+                DeploymentValues = options.DeploymentValues,
                 Log = options.Log,
             },
             cancellationToken);

@@ -16,9 +16,12 @@ internal static class UpRunner
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
         var prometheus = LabCommands.PrometheusOption();
+        var dashboard = LabCommands.DashboardOption();
         var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
         var calibration = LabCommands.CalibrationOption();
-        var command = new Command("up", "Start the system at one step's configuration and keep it running for a load of your own until Ctrl-C.") { step, output, prometheus, calibration };
+        var values = new WhatIfOptions("Values");
+        var command = new Command("up", "Start the system at one step's configuration and keep it running for a load of your own until Ctrl-C.") { step, output, prometheus, dashboard, calibration };
+        values.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
             var stepId = parse.GetValue(step)!.ToUpperInvariant();
@@ -42,18 +45,31 @@ internal static class UpRunner
                 Mode = LabMode.Full,
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
                 PrometheusPort = parse.GetValue(prometheus),
+                Dashboard = parse.GetValue(dashboard),
+                DeploymentValues = ApiReferenceValues,
                 Calibration = calibrated,
                 Log = log,
             };
-            return await LabCommands.ExitCodeAsync("system", () => RunAsync(scenario, stepId, options, Console.Out, cancellationToken), cancellationToken).ConfigureAwait(false);
+            var catalog = StepCatalog.Load(options.ChartDirectory);
+            Step chosen;
+            try
+            {
+                chosen = values.Read(parse) is { } set ? catalog.WhatIf(stepId, set) : catalog[stepId];
+            }
+            catch (InvalidDataException e)
+            {
+                Console.Error.WriteLine(e.Message);
+                return 2;
+            }
+
+            return await LabCommands.ExitCodeAsync("system", () => RunAsync(scenario, catalog, chosen, options, Console.Out, cancellationToken), cancellationToken).ConfigureAwait(false);
         });
         return command;
     }
 
-    private static async Task<int> RunAsync(LabScenario scenario, string stepId, LabRunOptions options, TextWriter output, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(LabScenario scenario, StepCatalog catalog, Step step, LabRunOptions options, TextWriter output, CancellationToken cancellationToken)
     {
-        var catalog = StepCatalog.Load(options.ChartDirectory);
-        var context = await LabRunner.StartAtStepAsync(scenario, catalog, catalog[stepId], options, new Dictionary<ServiceKind, int>(), warmUp: true, cancellationToken).ConfigureAwait(false);
+        var context = await LabRunner.StartAtStepAsync(scenario, catalog, step, options, new Dictionary<ServiceKind, int>(), warmUp: true, cancellationToken).ConfigureAwait(false);
         await using (context.Deployment.ConfigureAwait(false))
         {
             var deployment = context.Deployment;
@@ -61,7 +77,11 @@ internal static class UpRunner
             var publicServices = deployment.Services.Values.Where(set => set.Service.Public && set.Replicas.Count > 0)
                 .OrderBy(set => set.Service.Name, StringComparer.Ordinal)
                 .ToDictionary(set => set.Service.Name, set => set.Balancer.Address, StringComparer.Ordinal);
-            await output.WriteAsync(Describe(stepId, publicServices, WriteSigningKey(options.OutputDirectory, deployment.Issuer), deployment.Issuer)).ConfigureAwait(false);
+            var access = new UpAccess(
+                WriteSigningKey(options.OutputDirectory, deployment.Issuer),
+                deployment.Issuer,
+                deployment.Issuer.Issue(DevelopmentCaller.ForOwner(SampleOwner)));
+            await output.WriteAsync(Describe(step.Label, publicServices, access, deployment.Dashboard?.Url)).ConfigureAwait(false);
             await output.FlushAsync(cancellationToken).ConfigureAwait(false);
             try
             {
@@ -76,18 +96,49 @@ internal static class UpRunner
         return 0;
     }
 
-    /// <summary>What to point a load at: the public services' addresses, and how to get a token for them.</summary>
-    internal static string Describe(string stepId, IReadOnlyDictionary<string, Uri> publicServices, string keyFile, DevelopmentIssuer issuer)
+    /// <summary>Where a public service serves its API reference page when it is on.</summary>
+    internal const string ApiReferencePath = "scalar/v1";
+
+    /// <summary>The public services' API reference pages on, as a user exploring the system wants them.</summary>
+    internal static ValuesTree ApiReferenceValues { get; } = ValuesTree.From(new Dictionary<string, object?>
+    {
+        ["gateway"] = ApiReferenceOn(),
+        ["ingestion"] = ApiReferenceOn(),
+    });
+
+    private static Dictionary<string, object?> ApiReferenceOn() => new()
+    {
+        ["settings"] = new Dictionary<string, object?> { ["ApiReference"] = new Dictionary<string, object?> { ["Enabled"] = true } },
+    };
+
+    /// <summary>A seeded owner whose invoices exist in every step of scenario A (the seed's first).</summary>
+    internal static string SampleOwner => new LoadDriver.Scenarios.SeededOwners().IdAt(0);
+
+    /// <summary>What to point a load at: the public services' addresses, a token, how to mint more, and the dashboard.</summary>
+    internal static string Describe(string stepLabel, IReadOnlyDictionary<string, Uri> publicServices, UpAccess access, Uri? dashboard)
     {
         var text = new System.Text.StringBuilder();
-        text.AppendLine($"The system runs step {stepId}; Ctrl-C stops it.");
+        text.AppendLine($"The system runs step {stepLabel}; Ctrl-C stops it.");
         foreach (var (name, address) in publicServices)
         {
-            text.AppendLine($"  {name,-10} {address}");
+            text.AppendLine($"  {name,-10} {address}   API reference: {new Uri(address, ApiReferencePath)}");
         }
 
-        text.AppendLine($"  signing key {keyFile} (issuer {issuer.Issuer}, audience {issuer.Audience})");
-        text.AppendLine($"  a token:   dotnet run -c Release --project src/Tools/LoadDriver -- token --signing-key-file {keyFile} --operator");
+        if (dashboard is not null)
+        {
+            text.AppendLine($"  dashboard  {dashboard}   (traces, metrics and logs of every process)");
+        }
+
+        text.AppendLine($"  signing key {access.KeyFile} (issuer {access.Issuer.Issuer}, audience {access.Issuer.Audience})");
+        text.AppendLine($"  a token:   dotnet run -c Release --project src/Tools/LoadDriver -- token --signing-key-file {access.KeyFile} --operator");
+        text.AppendLine($"  {SampleOwner}'s token (valid {DevelopmentIssuer.DefaultLifetime.TotalMinutes:0} minutes; the .http files in docs/api take it as @token):");
+        text.AppendLine($"    {access.OwnerToken}");
+        if (publicServices.TryGetValue("gateway", out var gateway))
+        {
+            text.AppendLine("  try:");
+            text.AppendLine($"    curl -H \"Authorization: Bearer {access.OwnerToken}\" \"{new Uri(gateway, $"api/invoices/{SampleOwner}?year={GatewayScenario.Year}&month=1")}\"");
+        }
+
         return text.ToString();
     }
 
@@ -115,3 +166,6 @@ internal static class UpRunner
         return file;
     }
 }
+
+/// <summary>What <c>up</c> hands out to reach its public services: the signing key's file, its issuer, and a token for <see cref="UpRunner.SampleOwner"/>.</summary>
+internal sealed record UpAccess(string KeyFile, DevelopmentIssuer Issuer, string OwnerToken);

@@ -7,29 +7,29 @@ namespace DroneDelivery.Lab.Scenarios;
 /// <c>run</c>'s helm-style value options: <c>-f/--values</c>, <c>--set</c>, <c>--set-string</c>,
 /// <c>--set-file</c>, each repeatable. With any of them, every chosen step also runs as a what-if.
 /// </summary>
-internal sealed class WhatIfOptions
+internal sealed class WhatIfOptions(string purpose = "What-if")
 {
     private readonly Option<string[]> _files = new("--values", "-f")
     {
-        Description = "What-if: a values file merged over each chosen step's overlay (repeatable; later files win), as helm -f.",
+        Description = $"{purpose}: a values file merged over each chosen step's overlay (repeatable; later files win), as helm -f.",
         AllowMultipleArgumentsPerToken = false,
     };
 
     private readonly Option<string[]> _set = new("--set")
     {
-        Description = "What-if: values as helm --set (a.b=1,c[0].d=x; repeatable), applied after every -f.",
+        Description = $"{purpose}: values as helm --set (a.b=1,c[0].d=x; repeatable), applied after every -f.",
         AllowMultipleArgumentsPerToken = false,
     };
 
     private readonly Option<string[]> _setString = new("--set-string")
     {
-        Description = "What-if: values as helm --set-string (always text), applied after every --set.",
+        Description = $"{purpose}: values as helm --set-string (always text), applied after every --set.",
         AllowMultipleArgumentsPerToken = false,
     };
 
     private readonly Option<string[]> _setFile = new("--set-file")
     {
-        Description = "What-if: values as helm --set-file (a.b=path: the file's content), applied last.",
+        Description = $"{purpose}: values as helm --set-file (a.b=path: the file's content), applied last.",
         AllowMultipleArgumentsPerToken = false,
     };
 
