@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.Delivery;
 
@@ -35,14 +36,14 @@ public static class DeliveryTelemetry
     /// <summary>The <c>error.type</c> set on spans when Redis refused a write for lack of memory.</summary>
     public const string OutOfMemoryErrorType = "RedisOutOfMemory";
 
-    internal static readonly ActivitySource Source = new(SourceName);
+    private static readonly ComponentTelemetry Telemetry = new(SourceName);
 
-    private static readonly Meter Meter = new(SourceName);
+    internal static readonly Counter<long> Calls = Telemetry.Counter(RedisCalls, "{call}", "Redis calls by command and outcome.");
 
-    internal static readonly Counter<long> Calls = Meter.CreateCounter<long>(RedisCalls, "{call}", "Redis calls by command and outcome.");
+    internal static readonly Histogram<double> Duration = Telemetry.Duration(RedisDuration, "Duration of Redis calls.");
 
-    internal static readonly Histogram<double> Duration = Meter.CreateHistogram<double>(RedisDuration, "s", "Duration of Redis calls.");
-
-    internal static readonly Counter<long> OutOfMemory = Meter.CreateCounter<long>(
+    internal static readonly Counter<long> OutOfMemory = Telemetry.Counter(
         RedisOutOfMemoryErrors, "{error}", "Redis writes refused because Redis reached maxmemory.");
+
+    internal static ActivitySource Source => Telemetry.Source;
 }

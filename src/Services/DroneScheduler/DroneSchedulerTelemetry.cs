@@ -10,11 +10,6 @@ namespace DroneDelivery.DroneScheduler;
 /// </summary>
 public static class DroneSchedulerTelemetry
 {
-    public const string CosmosCalls = CosmosTelemetry.Calls;
-    public const string CosmosCallDuration = CosmosTelemetry.CallDuration;
-    public const string OperationRequestCharge = CosmosTelemetry.OperationRequestCharge;
-    public const string OperationCalls = CosmosTelemetry.OperationCalls;
-
     /// <summary>Span attributes of GetDroneUtilization: the effective query options.</summary>
     public const string MaxConcurrencyAttribute = "db.cosmosdb.max_concurrency";
     public const string QueryPartitionKeyAttribute = "db.cosmosdb.query_partition_key";

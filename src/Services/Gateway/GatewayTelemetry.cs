@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.Gateway;
 
@@ -18,12 +19,12 @@ public static class GatewayTelemetry
     /// <summary>Counter of invoices answered; tag <c>outcome</c>: <c>ok</c>, <c>bad_gateway</c> (502) or <c>gateway_timeout</c> (504).</summary>
     public const string Invoices = "dronedelivery.gateway.invoices";
 
-    internal static readonly ActivitySource Source = new(SourceName);
+    private static readonly ComponentTelemetry Telemetry = new(SourceName);
 
-    private static readonly Meter Meter = new(SourceName);
+    internal static readonly Histogram<double> BackendCallDuration = Telemetry.Duration(
+        BackendDuration, "Duration of the gateway's calls to each backend, retries included.");
 
-    internal static readonly Histogram<double> BackendCallDuration = Meter.CreateHistogram<double>(
-        BackendDuration, "s", "Duration of the gateway's calls to each backend, retries included.");
+    internal static readonly Counter<long> InvoiceCount = Telemetry.Counter(Invoices, "{invoice}", "Invoices answered, by outcome.");
 
-    internal static readonly Counter<long> InvoiceCount = Meter.CreateCounter<long>(Invoices, "{invoice}", "Invoices answered, by outcome.");
+    internal static ActivitySource Source => Telemetry.Source;
 }

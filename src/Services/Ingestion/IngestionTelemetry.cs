@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.Ingestion;
 
@@ -31,24 +32,24 @@ public static class IngestionTelemetry
     /// <summary>Gauge of messages waiting in the buffer.</summary>
     public const string BufferedMessages = "dronedelivery.ingestion.buffer.messages";
 
-    internal static readonly ActivitySource Source = new(SourceName);
+    private static readonly ComponentTelemetry Telemetry = new(SourceName);
 
-    private static readonly Meter Meter = new(SourceName);
+    internal static readonly Counter<long> Accepted = Telemetry.Counter(RequestsAccepted, "{request}", "Requests queued and answered 202.");
 
-    internal static readonly Counter<long> Accepted = Meter.CreateCounter<long>(RequestsAccepted, "{request}", "Requests queued and answered 202.");
+    internal static readonly Counter<long> Refused = Telemetry.Counter(RequestsRefused, "{request}", "Valid requests that could not be queued.");
 
-    internal static readonly Counter<long> Refused = Meter.CreateCounter<long>(RequestsRefused, "{request}", "Valid requests that could not be queued.");
+    internal static readonly Histogram<int> BatchSizes = Telemetry.Histogram<int>(BatchSize, "{message}", "Messages per send to the queue.");
 
-    internal static readonly Histogram<int> BatchSizes = Meter.CreateHistogram<int>(BatchSize, "{message}", "Messages per send to the queue.");
+    internal static readonly Histogram<double> SendDurations = Telemetry.Duration(SendDuration, "Duration of one batch send.");
 
-    internal static readonly Histogram<double> SendDurations = Meter.CreateHistogram<double>(SendDuration, "s", "Duration of one batch send.");
-
-    internal static readonly Histogram<double> EnqueueDurations = Meter.CreateHistogram<double>(EnqueueDuration, "s", "Time a request waited for its message to be sent.");
+    internal static readonly Histogram<double> EnqueueDurations = Telemetry.Duration(EnqueueDuration, "Time a request waited for its message to be sent.");
 
     private static readonly System.Collections.Concurrent.ConcurrentDictionary<Func<int>, byte> Buffers = new();
 
-    private static readonly ObservableGauge<int> BufferGauge = Meter.CreateObservableGauge(
+    private static readonly ObservableGauge<int> BufferGauge = Telemetry.Gauge(
         BufferedMessages, () => Buffers.Keys.Sum(buffered => buffered()), "{message}", "Messages waiting in the buffer.");
+
+    internal static ActivitySource Source => Telemetry.Source;
 
     /// <summary>Adds a buffer to the gauge until the returned handle is disposed.</summary>
     internal static IDisposable ObserveBuffer(Func<int> buffered)

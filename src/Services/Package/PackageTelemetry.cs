@@ -5,11 +5,6 @@ namespace DroneDelivery.Package;
 /// <summary>Package's telemetry: the Cosmos DB metrics of <see cref="CosmosTelemetry"/>, with these logical operations.</summary>
 public static class PackageTelemetry
 {
-    public const string CosmosCalls = CosmosTelemetry.Calls;
-    public const string CosmosCallDuration = CosmosTelemetry.CallDuration;
-    public const string OperationRequestCharge = CosmosTelemetry.OperationRequestCharge;
-    public const string OperationCalls = CosmosTelemetry.OperationCalls;
-
     /// <summary>Values of the <c>operation</c> tag.</summary>
     public static class Operations
     {

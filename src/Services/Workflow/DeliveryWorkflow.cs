@@ -209,18 +209,7 @@ public sealed partial class DeliveryWorkflow(
         }
 
         done.Add(releaseDrone);
-        var delivery = await backends.ScheduleDeliveryAsync(id, new DeliverySchedule
-        {
-            OwnerId = request.OwnerId,
-            PickupLocation = request.PickupLocation,
-            DropoffLocation = request.DropoffLocation,
-            PickupTime = request.PickupTime,
-            Deadline = request.Deadline,
-            Expedited = request.Expedited,
-            ConfirmationRequired = request.ConfirmationRequired,
-            PackageId = request.PackageId,
-            DroneId = drone.Value!.DroneId,
-        }, cancellationToken);
+        var delivery = await backends.ScheduleDeliveryAsync(id, new DeliverySchedule(request, drone.Value!.DroneId), cancellationToken);
         if (!delivery.Succeeded)
         {
             return await FailAsync(delivery, done, new Compensation("CancelDelivery", async token => AsNoContent(await backends.CancelDeliveryAsync(id, token))), lastAttempt, cancellationToken);

@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.Workflow;
 
@@ -10,7 +11,7 @@ namespace DroneDelivery.Workflow;
 /// </summary>
 public static class WorkflowTelemetry
 {
-    /// <summary>Meter name.</summary>
+    /// <summary>ActivitySource and Meter name.</summary>
     public const string SourceName = "DroneDelivery.Workflow";
 
     /// <summary>Counter of messages handled; tags <c>operation</c> (delivery, cancel, reschedule, unknown) and <c>outcome</c> (<see cref="Outcomes"/>).</summary>
@@ -58,15 +59,15 @@ public static class WorkflowTelemetry
         public const string SettleFailed = "settle_failed";
     }
 
-    private static readonly Meter Meter = new(SourceName);
+    private static readonly ComponentTelemetry Telemetry = new(SourceName);
 
-    internal static readonly Counter<long> MessageCount = Meter.CreateCounter<long>(Messages, "{message}", "Messages handled, by operation and outcome.");
+    internal static readonly Counter<long> MessageCount = Telemetry.Counter(Messages, "{message}", "Messages handled, by operation and outcome.");
 
-    internal static readonly Histogram<double> ProcessDurations = Meter.CreateHistogram<double>(ProcessDuration, "s", "Time to handle one message.");
+    internal static readonly Histogram<double> ProcessDurations = Telemetry.Duration(ProcessDuration, "Time to handle one message.");
 
-    internal static readonly Counter<long> RetryCount = Meter.CreateCounter<long>(Retries, "{retry}", "Retries scheduled after a transient failure, by operation and reason.");
+    internal static readonly Counter<long> RetryCount = Telemetry.Counter(Retries, "{retry}", "Retries scheduled after a transient failure, by operation and reason.");
 
-    internal static readonly Counter<long> BreakerTransitions = Meter.CreateCounter<long>(BreakerTransitionsName, "{transition}", "Circuit breaker transitions, by the state entered.");
+    internal static readonly Counter<long> BreakerTransitions = Telemetry.Counter(BreakerTransitionsName, "{transition}", "Circuit breaker transitions, by the state entered.");
 
-    internal static readonly Histogram<double> BackendDurations = Meter.CreateHistogram<double>(BackendDuration, "s", "Duration of calls to the backends.");
+    internal static readonly Histogram<double> BackendDurations = Telemetry.Duration(BackendDuration, "Duration of calls to the backends.");
 }

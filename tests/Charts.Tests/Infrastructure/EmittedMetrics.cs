@@ -4,6 +4,7 @@ using System.Runtime.CompilerServices;
 using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.ServiceBus.Metrics;
 using DroneDelivery.ServiceDefaults;
+using DroneDelivery.ServiceDefaults.Telemetry;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -76,8 +77,9 @@ public static class EmittedMetrics
 
     /// <summary>
     /// Every instrument our assemblies create on a DroneDelivery.* Meter, named as the services'
-    /// Prometheus exporter names it. The telemetry classes create their instruments statically, so
-    /// running their type initialisers under a MeterListener publishes them all.
+    /// Prometheus exporter names it. The telemetry classes create their instruments statically (on a
+    /// Meter of their own or a <see cref="ComponentTelemetry"/>'s), so running their type initialisers
+    /// under a MeterListener publishes them all.
     /// </summary>
     private static IEnumerable<string> OwnInstruments()
     {
@@ -154,7 +156,7 @@ public static class EmittedMetrics
     private static bool HoldsInstruments(Type type) =>
         !type.ContainsGenericParameters
         && type.GetFields(BindingFlags.Static | BindingFlags.Public | BindingFlags.NonPublic)
-            .Any(f => f.FieldType == typeof(Meter) || typeof(Instrument).IsAssignableFrom(f.FieldType));
+            .Any(f => f.FieldType == typeof(Meter) || f.FieldType == typeof(ComponentTelemetry) || typeof(Instrument).IsAssignableFrom(f.FieldType));
 
     private static IEnumerable<Assembly> OurAssemblies() =>
         Directory.GetFiles(AppContext.BaseDirectory, "DroneDelivery.*.dll")

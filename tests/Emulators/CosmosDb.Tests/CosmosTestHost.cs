@@ -87,7 +87,8 @@ public sealed record DroneUtilization(
 
 /// <summary>
 /// A test class's own in-process emulator and official SDK client, started before each test and disposed after it,
-/// and with a partition key path a container of the test database.
+/// and with a partition key path a container of the test database. A class that needs more of its emulator (a
+/// fake clock, modelled latency) or another client overrides <see cref="Configure"/> or <see cref="CreateClient"/>.
 /// </summary>
 public abstract class EmulatorTest(string? partitionKeyPath = null, int physicalPartitions = 4) : IAsyncLifetime
 {
@@ -99,8 +100,12 @@ public abstract class EmulatorTest(string? partitionKeyPath = null, int physical
 
     public virtual async Task InitializeAsync()
     {
-        Emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = physicalPartitions);
-        Client = CosmosTestHost.Client(Emulator);
+        Emulator = await CosmosTestHost.StartAsync(options =>
+        {
+            options.DefaultPhysicalPartitions = physicalPartitions;
+            Configure(options);
+        });
+        Client = CreateClient(Emulator);
         if (partitionKeyPath is not null)
         {
             Container = await CosmosTestHost.ContainerAsync(Client, partitionKeyPath);
@@ -112,4 +117,12 @@ public abstract class EmulatorTest(string? partitionKeyPath = null, int physical
         Client.Dispose();
         await Emulator.DisposeAsync();
     }
+
+    /// <summary>Sets the emulator's options beyond its physical partitions; called before it starts.</summary>
+    protected virtual void Configure(CosmosEmulatorOptions options)
+    {
+    }
+
+    /// <summary>The client the tests use: by default <see cref="CosmosTestHost.Client"/>'s, unchanged.</summary>
+    protected virtual CosmosClient CreateClient(CosmosEmulator emulator) => CosmosTestHost.Client(emulator);
 }

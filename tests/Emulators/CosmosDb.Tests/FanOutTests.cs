@@ -11,39 +11,31 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// latency is waited on a fake clock that the test moves only once the partition requests it expects
 /// are all waiting on it, so the spans are the model's, however fast this machine is.
 /// </summary>
-public sealed class FanOutTests : IAsyncLifetime
+public sealed class FanOutTests : EmulatorTest
 {
     private const double PartitionLatencyMilliseconds = 50;
 
     // The SDK signs requests with the real time, so the fake clock starts there.
     private readonly FakeTimeProvider _time = new(DateTimeOffset.UtcNow);
     private readonly Configuration.LatencyOptions _latency = new() { FixedMilliseconds = 0, PerDocumentMilliseconds = 0, ThrottledMilliseconds = 0 };
-    private WaitCountingClock _clock = null!;
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
+    private readonly WaitCountingClock _clock;
 
-    public async Task InitializeAsync()
+    public FanOutTests()
+        : base(physicalPartitions: ScenarioA.Partitions)
     {
         _clock = new WaitCountingClock(_time);
-        _emulator = await CosmosTestHost.StartAsync(o =>
-        {
-            o.DefaultPhysicalPartitions = ScenarioA.Partitions;
-            o.TimeProvider = _clock;
-            o.Latency = _latency;
-        });
-        _client = CosmosTestHost.Client(_emulator);
     }
 
-    public async Task DisposeAsync()
+    protected override void Configure(Configuration.CosmosEmulatorOptions options)
     {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
+        options.TimeProvider = _clock;
+        options.Latency = _latency;
     }
 
     [Fact]
     public async Task Serial_fan_out_takes_the_sum_of_the_partitions_and_parallel_about_the_slowest()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 100_000, _time);
+        var container = await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 100_000, _time);
         _latency.FixedMilliseconds = PartitionLatencyMilliseconds;
 
         var serial = new List<double>();
@@ -66,7 +58,7 @@ public sealed class FanOutTests : IAsyncLifetime
     [Fact]
     public async Task Serial_requests_never_overlap_and_parallel_ones_do()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 100_000, _time);
+        var container = await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 100_000, _time);
         _latency.FixedMilliseconds = PartitionLatencyMilliseconds;
 
         var serial = await QueryRequests(container, new QueryRequestOptions { MaxConcurrency = 0 }, waitingAtOnce: 1);
@@ -80,13 +72,13 @@ public sealed class FanOutTests : IAsyncLifetime
     [Fact]
     public async Task Utilization_query_costs_about_29_RU_fanned_out_and_3_4_RU_with_the_partition_key()
     {
-        var crossPartition = await ScenarioA.CreateAsync(_emulator, _client, "utilization-cp", "/partitionKey", 100_000, _time);
-        var singlePartition = await ScenarioA.CreateAsync(_emulator, _client, "utilization-sp", "/ownerId", 100_000, _time);
+        var crossPartition = await ScenarioA.CreateAsync(Emulator, Client, "utilization-cp", "/partitionKey", 100_000, _time);
+        var singlePartition = await ScenarioA.CreateAsync(Emulator, Client, "utilization-sp", "/ownerId", 100_000, _time);
 
         var fannedOut = await ScenarioA.RunAsync(crossPartition, "owner-7");
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
         var scoped = await ScenarioA.RunAsync(singlePartition, "owner-7", new QueryRequestOptions { PartitionKey = new PartitionKey("owner-7") });
-        var scopedCalls = _emulator.GetRequests(before).Count(r => r.Operation == CosmosEmulatorOperations.Query);
+        var scopedCalls = Emulator.GetRequests(before).Count(r => r.Operation == CosmosEmulatorOperations.Query);
 
         Assert.Equal(10, fannedOut.Sum(p => p.Count));
         Assert.Equal(10, scoped.Sum(p => p.Count));
@@ -104,9 +96,9 @@ public sealed class FanOutTests : IAsyncLifetime
     /// </summary>
     private async Task<IReadOnlyList<EmulatorRequest>> QueryRequests(Container container, QueryRequestOptions options, int waitingAtOnce)
     {
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
         var query = ScenarioA.RunAsync(container, "owner-3", options);
-        int Answered() => _emulator.GetRequests(before).Count(r => r.Operation == CosmosEmulatorOperations.Query);
+        int Answered() => Emulator.GetRequests(before).Count(r => r.Operation == CosmosEmulatorOperations.Query);
         bool Ready() => query.IsCompleted || (_clock.Waiting > 0 && _clock.Waiting >= Math.Min(waitingAtOnce, ScenarioA.Partitions - Answered()));
         while (!query.IsCompleted)
         {
@@ -119,7 +111,7 @@ public sealed class FanOutTests : IAsyncLifetime
 
         var pages = await query;
         Assert.Equal(10, pages.Sum(p => p.Count));
-        var queries = _emulator.GetRequests(before).Where(r => r.Operation == CosmosEmulatorOperations.Query).ToList();
+        var queries = Emulator.GetRequests(before).Where(r => r.Operation == CosmosEmulatorOperations.Query).ToList();
         Assert.Equal(ScenarioA.Partitions, queries.Count);
         Assert.Single(queries.Select(r => r.CorrelatedActivityId).Distinct());
         return queries;

@@ -18,21 +18,18 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// the change feed scoped to a prefix read only the physical partitions the prefix can fall in
 /// (docs: "Hierarchical partition keys in Azure Cosmos DB", routing of prefix queries).
 /// </summary>
-public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
+public sealed class HierarchicalPartitionKeyTests() : EmulatorTest(physicalPartitions: Partitions)
 {
     private const int Partitions = 8;
     private const int Count = 96;
     private static readonly string[] Paths = ["/tenantId", "/userId", "/sessionId"];
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
     private Container _container = null!;
     private List<Session> _sessions = null!;
 
-    public async Task InitializeAsync()
+    public override async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = Partitions);
-        _client = CosmosTestHost.Client(_emulator);
-        var database = (await _client.CreateDatabaseIfNotExistsAsync("test")).Database;
+        await base.InitializeAsync();
+        var database = (await Client.CreateDatabaseIfNotExistsAsync("test")).Database;
         _container = (await database.CreateContainerIfNotExistsAsync(new ContainerProperties("sessions", Paths), 100_000)).Container;
         _sessions = [.. Enumerable.Range(0, Count).Select(i => new Session($"s{i}", $"tenant-{i % 8}", $"user-{i / 8 % 4}", $"session-{i / 32}", i))];
         foreach (var session in _sessions)
@@ -40,12 +37,6 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
             // The SDK takes the key from the item, using the container's three paths.
             await _container.CreateItemAsync(session);
         }
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
     }
 
     public sealed record Session(string Id, string TenantId, string UserId, string SessionId, int N);
@@ -180,7 +171,7 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
         })
         {
             var home = PartitionOf(SdkPrefixRange(Key("tenant-3"), properties).Min);
-            var before = _emulator.LastRequestSequence;
+            var before = Emulator.LastRequestSequence;
             var iterator = _container.GetItemQueryIterator<Session>("SELECT * FROM c",
                 requestOptions: new QueryRequestOptions { PartitionKey = key, MaxItemCount = 2 });
             var results = new List<Session>();
@@ -194,7 +185,7 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
 
             Assert.Equal(expected.Select(s => s.Id).Order(), results.Select(s => s.Id).Order());
             Assert.NotEmpty(results);
-            var queries = _emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
+            var queries = Emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
             Assert.NotEmpty(queries);
             Assert.All(queries, r => Assert.Equal(home, r.PartitionKeyRangeId));
             // Charged as any page of one partition: QueryPerPartition (3.2) a page plus QueryPerDocument (0.02) an item.
@@ -233,12 +224,12 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
         Assert.Equal(new[] { ("", "FF", false) }, await PlannedRangesAsync("SELECT * FROM c WHERE c.userId = 'user-3'"));
 
         // The SDK follows the plan: the pinned tenant is read from its partition only, the middle level from all.
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
         var tenant = await _container.GetItemQueryIterator<Session>("SELECT * FROM c WHERE c.tenantId = 'tenant-2'").ToListAsync();
-        var narrowed = _emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
-        before = _emulator.LastRequestSequence;
+        var narrowed = Emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
+        before = Emulator.LastRequestSequence;
         var users = await _container.GetItemQueryIterator<Session>("SELECT * FROM c WHERE c.userId = 'user-3'").ToListAsync();
-        var fannedOut = _emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
+        var fannedOut = Emulator.GetRequests(before).Where(r => r.Operation == "Query").ToList();
 
         Assert.Equal(_sessions.Count(s => s.TenantId == "tenant-2"), tenant.Count);
         Assert.Equal(PartitionOf(tenantMin), Assert.Single(narrowed).PartitionKeyRangeId);
@@ -252,7 +243,7 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
         var properties = (await _container.ReadContainerAsync()).Resource;
         var prefix = Key("tenant-6");
         var home = PartitionOf(SdkPrefixRange(prefix, properties).Min);
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
 
         var iterator = _container.GetChangeFeedIterator<Session>(
             ChangeFeedStartFrom.Beginning(FeedRange.FromPartitionKey(prefix)), ChangeFeedMode.LatestVersion, new ChangeFeedRequestOptions { PageSizeHint = 5 });
@@ -269,7 +260,7 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
         }
 
         Assert.Equal(_sessions.Where(s => s.TenantId == "tenant-6").Select(s => s.Id).Order(), changes.Select(s => s.Id).Order());
-        var reads = _emulator.GetRequests(before).Where(r => r.Operation == "ReadChangeFeed").ToList();
+        var reads = Emulator.GetRequests(before).Where(r => r.Operation == "ReadChangeFeed").ToList();
         Assert.NotEmpty(reads);
         Assert.All(reads, r => Assert.Equal(home, r.PartitionKeyRangeId));
     }
@@ -296,7 +287,7 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
     [Fact]
     public async Task Bulk_writes_route_every_operation_by_its_complete_key()
     {
-        using var bulkClient = CosmosTestHost.Client(_emulator, o => o.AllowBulkExecution = true);
+        using var bulkClient = CosmosTestHost.Client(Emulator, o => o.AllowBulkExecution = true);
         var container = bulkClient.GetContainer("test", "sessions");
         var items = Enumerable.Range(0, 60).Select(i => new Session($"bulk-{i}", $"tenant-b{i % 5}", $"user-{i % 3}", "session-0", i)).ToList();
 
@@ -330,14 +321,14 @@ public sealed class HierarchicalPartitionKeyTests : IAsyncLifetime
 
     /// <summary>The id of the physical partition whose range holds <paramref name="epk"/>, from the emulator's metrics.</summary>
     private string PartitionOf(string epk) =>
-        _emulator.GetMetrics().Containers.Single(c => c.Container == "sessions").Partitions
+        Emulator.GetMetrics().Containers.Single(c => c.Container == "sessions").Partitions
             .Single(p => string.CompareOrdinal(epk, p.MinInclusive) >= 0 && string.CompareOrdinal(epk, p.MaxExclusive) < 0).Id;
 
     /// <summary>The query plan's ranges, as the gateway answers the plan request (min, max, max inclusive).</summary>
     private async Task<List<(string Min, string Max, bool MaxInclusive)>> PlannedRangesAsync(string query)
     {
         const string link = "dbs/test/colls/sessions";
-        using var request = CosmosTestHost.SignedRequest(_emulator, HttpMethod.Post, link + "/docs", "docs", link);
+        using var request = CosmosTestHost.SignedRequest(Emulator, HttpMethod.Post, link + "/docs", "docs", link);
         request.Content = new StringContent(JsonSerializer.Serialize(new { query }), Encoding.UTF8);
         request.Content.Headers.ContentType = new MediaTypeHeaderValue("application/query+json");
         request.Headers.TryAddWithoutValidation("x-ms-cosmos-is-query-plan-request", "True");

@@ -8,31 +8,27 @@ using Microsoft.Extensions.Time.Testing;
 namespace DroneDelivery.Emulators.CosmosDb.Tests;
 
 /// <summary>The model's metrics as the lab reads them (JSON on /_emulator/metrics) and as Prometheus scrapes them (/metrics).</summary>
-public sealed class MetricsTests : IAsyncLifetime
+public sealed class MetricsTests() : EmulatorTest(physicalPartitions: ScenarioA.Partitions)
 {
     // The SDK signs requests with the real time, so the fake clock starts there.
     private readonly FakeTimeProvider _time = new(DateTimeOffset.UtcNow);
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
     private HttpClient _http = null!;
 
-    public async Task InitializeAsync()
+    public override async Task InitializeAsync()
     {
-        _emulator = await CosmosTestHost.StartAsync(o =>
-        {
-            o.DefaultPhysicalPartitions = ScenarioA.Partitions;
-            o.TimeProvider = _time;
-        });
-        _client = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
-        _http = new HttpClient { BaseAddress = _emulator.Endpoint };
+        await base.InitializeAsync();
+        _http = new HttpClient { BaseAddress = Emulator.Endpoint };
     }
 
-    public async Task DisposeAsync()
+    public override async Task DisposeAsync()
     {
         _http.Dispose();
-        _client.Dispose();
-        await _emulator.DisposeAsync();
+        await base.DisposeAsync();
     }
+
+    protected override void Configure(Configuration.CosmosEmulatorOptions options) => options.TimeProvider = _time;
+
+    protected override CosmosClient CreateClient(CosmosEmulator emulator) => CosmosTestHost.Client(emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
 
     [Fact]
     public async Task Health_answers_200()
@@ -45,7 +41,7 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task Json_metrics_show_ru_per_partition_against_provisioned_throttles_and_requests()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
+        var container = await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 900, _time);
         await ScenarioA.RunAsync(container, "owner-1");
         await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, _time, 60, 180));
 
@@ -74,10 +70,10 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task Scrape_after_real_requests_has_the_names_labels_and_values_the_dashboards_read()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
+        var container = await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 900, _time);
         await ScenarioA.RunAsync(container, "owner-1");
         await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, _time, 60, 180));
-        var model = _emulator.GetMetrics().Container("invoicing", "utilization")!;
+        var model = Emulator.GetMetrics().Container("invoicing", "utilization")!;
 
         using var response = await _http.GetAsync("/metrics");
         var text = await response.Content.ReadAsStringAsync();
@@ -138,7 +134,7 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task A_scrape_right_after_another_sees_the_requests_in_between()
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/pk", throughput: 1800);
+        var container = await CosmosTestHost.ContainerAsync(Client, "/pk", throughput: 1800);
         await container.CreateItemAsync(new { id = "1", pk = "a" }, new PartitionKey("a"));
         double Created(string text) => PrometheusText.Parse(text).Single(s => s.Name == CosmosEmulatorMetricNames.RequestsTotal
             && s.Label("container") == "items" && s.Label("operation") == CosmosEmulatorOperations.CreateItem).Value;
@@ -153,7 +149,7 @@ public sealed class MetricsTests : IAsyncLifetime
     [Fact]
     public async Task Request_timings_are_served_over_http()
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/pk");
+        var container = await CosmosTestHost.ContainerAsync(Client, "/pk");
         await container.CreateItemAsync(new { id = "1", pk = "a" }, new PartitionKey("a"));
 
         var requests = await _http.GetFromJsonAsync<List<EmulatorRequest>>("/_emulator/requests?after=0", new JsonSerializerOptions(JsonSerializerDefaults.Web));

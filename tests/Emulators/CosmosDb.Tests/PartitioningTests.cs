@@ -9,30 +9,16 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// The emulator places items by effective partition key exactly as the SDK computes it, and routes
 /// partition-key-scoped requests to one physical partition.
 /// </summary>
-public sealed class PartitioningTests : IAsyncLifetime
+public sealed class PartitioningTests() : EmulatorTest(physicalPartitions: Partitions)
 {
     private const int Partitions = 9;
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
-
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o => o.DefaultPhysicalPartitions = Partitions);
-        _client = CosmosTestHost.Client(_emulator, o => o.AllowBulkExecution = false);
-    }
-
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
 
     [Theory]
     [InlineData(PartitionKeyDefinitionVersion.V2, 3000)]
     [InlineData(PartitionKeyDefinitionVersion.V1, 600)]
     public async Task Every_item_lives_in_the_physical_partition_the_sdk_hashes_it_to(PartitionKeyDefinitionVersion version, int count)
     {
-        var database = (await _client.CreateDatabaseIfNotExistsAsync("test")).Database;
+        var database = (await Client.CreateDatabaseIfNotExistsAsync("test")).Database;
         var container = (await database.CreateContainerAsync(
             new ContainerProperties($"hash-{version}", "/pk") { PartitionKeyDefinitionVersion = version }, 100_000)).Container;
         var properties = (await container.ReadContainerAsync()).Resource;
@@ -85,7 +71,7 @@ public sealed class PartitioningTests : IAsyncLifetime
     [Fact]
     public async Task Partition_key_scoped_query_reads_one_physical_partition_and_a_fan_out_reads_all()
     {
-        var container = await CosmosTestHost.ContainerAsync(_client, "/ownerId", id: "utilization");
+        var container = await CosmosTestHost.ContainerAsync(Client, "/ownerId", id: "utilization");
         for (var i = 0; i < 90; i++)
         {
             await container.CreateItemAsync(new DroneUtilization($"u{i}", $"u{i}", $"owner-{i % 10}", 2025, 1 + (i % 3), 10, 1), new PartitionKey($"owner-{i % 10}"));
@@ -108,9 +94,9 @@ public sealed class PartitioningTests : IAsyncLifetime
 
     private async Task<IReadOnlyList<EmulatorRequest>> Requests(Func<Task> action)
     {
-        var before = _emulator.LastRequestSequence;
+        var before = Emulator.LastRequestSequence;
         await action();
-        return _emulator.GetRequests(before);
+        return Emulator.GetRequests(before);
     }
 
     // The SDK's own effective partition key computation (internal API, reached by reflection) for comparison.

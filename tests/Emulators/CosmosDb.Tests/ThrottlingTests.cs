@@ -11,36 +11,22 @@ namespace DroneDelivery.Emulators.CosmosDb.Tests;
 /// The emulator runs on a fake clock that the queries' schedule moves, 1/60 s per query, so the rate the
 /// partitions see does not depend on how fast this machine is.
 /// </summary>
-public sealed class ThrottlingTests : IAsyncLifetime
+public sealed class ThrottlingTests() : EmulatorTest(physicalPartitions: ScenarioA.Partitions)
 {
     private const double QueriesPerSecond = 60;
     private const int Queries = 180;
 
     // The SDK signs requests with the real time, so the fake clock starts there.
     private readonly FakeTimeProvider _time = new(DateTimeOffset.UtcNow);
-    private CosmosEmulator _emulator = null!;
-    private CosmosClient _client = null!;
 
-    public async Task InitializeAsync()
-    {
-        _emulator = await CosmosTestHost.StartAsync(o =>
-        {
-            o.DefaultPhysicalPartitions = ScenarioA.Partitions;
-            o.TimeProvider = _time;
-        });
-        _client = ScenarioA.PatientClient(_emulator, _time);
-    }
+    protected override void Configure(Configuration.CosmosEmulatorOptions options) => options.TimeProvider = _time;
 
-    public async Task DisposeAsync()
-    {
-        _client.Dispose();
-        await _emulator.DisposeAsync();
-    }
+    protected override CosmosClient CreateClient(CosmosEmulator emulator) => ScenarioA.PatientClient(emulator, _time);
 
     [Fact]
     public async Task Burst_at_900_RU_is_throttled_and_retried_by_the_sdk_and_at_2500_RU_is_not()
     {
-        var container = await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
+        var container = await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 900, _time);
 
         var throttledBefore = Throttled();
         var pages = await ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries);
@@ -54,7 +40,7 @@ public sealed class ThrottlingTests : IAsyncLifetime
         await container.ReplaceThroughputAsync(2500);
         Assert.Equal(2500, await container.ReadThroughputAsync());
         // The 900 RU/s burst left partitions in debt; the second burst starts once it is repaid.
-        ScenarioA.BudgetsRefilled(_emulator, "utilization", _time);
+        ScenarioA.BudgetsRefilled(Emulator, "utilization", _time);
         var beforeSecondBurst = Throttled();
         var calm = await ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries);
 
@@ -66,8 +52,8 @@ public sealed class ThrottlingTests : IAsyncLifetime
     [Fact]
     public async Task Without_sdk_retries_a_429_surfaces_as_a_cosmos_exception()
     {
-        await ScenarioA.CreateAsync(_emulator, _client, "utilization", "/partitionKey", 900, _time);
-        using var impatient = CosmosTestHost.Client(_emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
+        await ScenarioA.CreateAsync(Emulator, Client, "utilization", "/partitionKey", 900, _time);
+        using var impatient = CosmosTestHost.Client(Emulator, o => o.MaxRetryAttemptsOnRateLimitedRequests = 0);
         var container = impatient.GetContainer("invoicing", "utilization");
 
         var error = await Assert.ThrowsAnyAsync<CosmosException>(() => ScenarioA.AtRateAsync(container, _time, QueriesPerSecond, Queries));
@@ -83,5 +69,5 @@ public sealed class ThrottlingTests : IAsyncLifetime
         Regex.Count(page.Diagnostics.ToString(), "\"StatusCode\":\"TooManyRequests\"");
 
     private long Throttled() =>
-        _emulator.GetMetrics().Container("invoicing", "utilization")?.ThrottledRequests ?? 0;
+        Emulator.GetMetrics().Container("invoicing", "utilization")?.ThrottledRequests ?? 0;
 }

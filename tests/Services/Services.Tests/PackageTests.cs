@@ -86,14 +86,14 @@ public sealed class PackageTests(CosmosFixture cosmos) : IAsyncLifetime
     [Fact]
     public async Task Summaries_record_their_request_charge_and_calls()
     {
-        using var metrics = new MetricRecorder(PackageTelemetry.OperationRequestCharge, PackageTelemetry.OperationCalls, PackageTelemetry.CosmosCalls);
+        using var metrics = new MetricRecorder(CosmosTelemetry.OperationRequestCharge, CosmosTelemetry.OperationCalls, CosmosTelemetry.Calls);
 
         await Summary(NewId(), 2025, 6);
 
-        Assert.True(metrics.Sum(PackageTelemetry.OperationRequestCharge, ("operation", PackageTelemetry.Operations.GetPackageSummary)) > 0);
+        Assert.True(metrics.Sum(CosmosTelemetry.OperationRequestCharge, ("operation", PackageTelemetry.Operations.GetPackageSummary)) > 0);
         // One query: its partition's page (and the plan the client asks for first).
-        Assert.True(metrics.Sum(PackageTelemetry.OperationCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary)) >= 1);
-        Assert.True(metrics.Sum(PackageTelemetry.CosmosCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary), ("db.operation.name", "query"), ("http.response.status_code", "200")) >= 1);
+        Assert.True(metrics.Sum(CosmosTelemetry.OperationCalls, ("operation", PackageTelemetry.Operations.GetPackageSummary)) >= 1);
+        Assert.True(metrics.Sum(CosmosTelemetry.Calls, ("operation", PackageTelemetry.Operations.GetPackageSummary), ("db.operation.name", "query"), ("http.response.status_code", "200")) >= 1);
     }
 
     [Fact]

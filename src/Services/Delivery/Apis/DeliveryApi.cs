@@ -12,42 +12,22 @@ public static class DeliveryApi
     {
         var api = app.MapGroup(string.Empty).WithTags("Deliveries")
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // Redis unavailable or out of memory
-        api.MapGet(Routes.Deliveries.Summary, GetSummaryAsync).WithName("GetDeliverySummary")
-            .WithSummary("Count of an owner's scheduled, not cancelled deliveries in a billing month.")
+        api.MapGet(Routes.Deliveries.Summary, GetSummaryAsync)
+            .WithOperation("GetDeliverySummary", "Count of an owner's scheduled, not cancelled deliveries in a billing month.")
             .WithRequiredQuery("ownerId", "year", "month");
-        api.MapPut(Routes.Deliveries.Item, PutAsync).WithName("PutDelivery")
-            .WithSummary("Schedules a delivery; an identical repeat changes nothing.")
-            .ProducesProblem(StatusCodes.Status409Conflict);
-        api.MapGet(Routes.Deliveries.Item, GetAsync).WithName("GetDelivery")
-            .WithSummary("A delivery as scheduled, with its stage and drone.")
-            .ProducesProblem(StatusCodes.Status404NotFound);
-        api.MapPatch(Routes.Deliveries.Item, RescheduleAsync).WithName("RescheduleDelivery")
-            .WithSummary("Changes pickup/dropoff location or time, or the deadline.")
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict);
-        api.MapDelete(Routes.Deliveries.Item, CancelAsync).WithName("CancelDelivery")
-            .WithSummary("Cancels a delivery; it leaves the owner's monthly count. Answers the cancelled delivery.")
-            .ProducesProblem(StatusCodes.Status404NotFound);
-        api.MapGet(Routes.Deliveries.Status, GetStatusAsync).WithName("GetDeliveryStatus")
-            .WithSummary("A delivery's stage, times and drone.")
-            .ProducesProblem(StatusCodes.Status404NotFound);
-        api.MapGet(Routes.Deliveries.Events, GetEventsAsync).WithName("GetDeliveryEvents")
-            .WithSummary("A delivery's tracking events, oldest first.")
-            .ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapPut(Routes.Deliveries.Item, PutAsync).WithOperation("PutDelivery", "Schedules a delivery; an identical repeat changes nothing.", StatusCodes.Status409Conflict);
+        api.MapGet(Routes.Deliveries.Item, GetAsync).WithOperation("GetDelivery", "A delivery as scheduled, with its stage and drone.", StatusCodes.Status404NotFound);
+        api.MapPatch(Routes.Deliveries.Item, RescheduleAsync).WithOperation("RescheduleDelivery", "Changes pickup/dropoff location or time, or the deadline.", StatusCodes.Status404NotFound, StatusCodes.Status409Conflict);
+        api.MapDelete(Routes.Deliveries.Item, CancelAsync).WithOperation("CancelDelivery", "Cancels a delivery; it leaves the owner's monthly count. Answers the cancelled delivery.", StatusCodes.Status404NotFound);
+        api.MapGet(Routes.Deliveries.Status, GetStatusAsync).WithOperation("GetDeliveryStatus", "A delivery's stage, times and drone.", StatusCodes.Status404NotFound);
+        api.MapGet(Routes.Deliveries.Events, GetEventsAsync).WithOperation("GetDeliveryEvents", "A delivery's tracking events, oldest first.", StatusCodes.Status404NotFound);
         return app;
     }
 
-    internal static async Task<Results<Ok<DeliverySummary>, ValidationProblem>> GetSummaryAsync(
-        string? ownerId, string? year, string? month, DeliveryStore store)
-    {
-        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
-        {
-            return invalid;
-        }
-
-        var count = await store.CountAsync(ownerId!, period);
-        return TypedResults.Ok(new DeliverySummary(ownerId!, period.Year, period.Month, count));
-    }
+    internal static Task<Results<Ok<DeliverySummary>, ValidationProblem>> GetSummaryAsync(
+        string? ownerId, string? year, string? month, DeliveryStore store) =>
+        Answers.BillingMonthAsync(ownerId, year, month, async (owner, period) =>
+            new DeliverySummary(owner, period.Year, period.Month, await store.CountAsync(owner, period)));
 
     internal static async Task<Results<Created<DeliveryRecord>, Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
         string id, DeliverySchedule? schedule, DeliveryStore store)
@@ -66,15 +46,8 @@ public static class DeliveryApi
         };
     }
 
-    internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, DeliveryStore store)
-    {
-        if (Problems.InvalidIdentifier("id", id) is { } invalid)
-        {
-            return invalid;
-        }
-
-        return await store.GetAsync(id) is { } delivery ? TypedResults.Ok(delivery) : Problems.NotFound("Delivery", id);
-    }
+    internal static Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, DeliveryStore store) =>
+        Answers.FoundAsync("id", id, "Delivery", store.GetAsync);
 
     internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> RescheduleAsync(
         string id, RescheduleRequest? change, DeliveryStore store)
@@ -94,36 +67,16 @@ public static class DeliveryApi
         };
     }
 
-    internal static async Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> CancelAsync(string id, DeliveryStore store)
-    {
-        if (Problems.InvalidIdentifier("id", id) is { } invalid)
-        {
-            return invalid;
-        }
+    internal static Task<Results<Ok<DeliveryRecord>, ValidationProblem, ProblemHttpResult>> CancelAsync(string id, DeliveryStore store) =>
+        Answers.FoundAsync("id", id, "Delivery", async _ =>
+            await store.CancelAsync(id) is (ChangeResult.Changed, var delivery) ? delivery : null);
 
-        var (result, delivery) = await store.CancelAsync(id);
-        return result == ChangeResult.Changed ? TypedResults.Ok(delivery!) : Problems.NotFound("Delivery", id);
-    }
+    internal static Task<Results<Ok<DeliveryStatus>, ValidationProblem, ProblemHttpResult>> GetStatusAsync(string id, DeliveryStore store) =>
+        Answers.FoundAsync("id", id, "Delivery", async _ =>
+            await store.GetAsync(id) is { } delivery
+                ? new DeliveryStatus(delivery.DeliveryId, delivery.OwnerId, delivery.Stage, delivery.PickupTime, delivery.Deadline, delivery.DroneId, delivery.UpdatedAt)
+                : null);
 
-    internal static async Task<Results<Ok<DeliveryStatus>, ValidationProblem, ProblemHttpResult>> GetStatusAsync(string id, DeliveryStore store)
-    {
-        if (Problems.InvalidIdentifier("id", id) is { } invalid)
-        {
-            return invalid;
-        }
-
-        return await store.GetAsync(id) is { } delivery
-            ? TypedResults.Ok(new DeliveryStatus(delivery.DeliveryId, delivery.OwnerId, delivery.Stage, delivery.PickupTime, delivery.Deadline, delivery.DroneId, delivery.UpdatedAt))
-            : Problems.NotFound("Delivery", id);
-    }
-
-    internal static async Task<Results<Ok<IReadOnlyList<TrackingEvent>>, ValidationProblem, ProblemHttpResult>> GetEventsAsync(string id, DeliveryStore store)
-    {
-        if (Problems.InvalidIdentifier("id", id) is { } invalid)
-        {
-            return invalid;
-        }
-
-        return await store.GetEventsAsync(id) is { } events ? TypedResults.Ok(events) : Problems.NotFound("Delivery", id);
-    }
+    internal static Task<Results<Ok<IReadOnlyList<TrackingEvent>>, ValidationProblem, ProblemHttpResult>> GetEventsAsync(string id, DeliveryStore store) =>
+        Answers.FoundAsync("id", id, "Delivery", store.GetEventsAsync);
 }

@@ -3,6 +3,7 @@ using DroneDelivery.Contracts;
 using DroneDelivery.ServiceClients.Backends;
 using DroneDelivery.Contracts.Http;
 using DroneDelivery.Security.PublicApis;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DroneDelivery.Gateway.Apis;
@@ -17,13 +18,12 @@ public static class DeliveryStatusApi
     public static WebApplication MapDeliveryStatusApi(this WebApplication app)
     {
         app.MapGet(Routes.Deliveries.Status, GetStatusAsync)
-            .WithName("GetDeliveryStatus")
             .WithTags("Deliveries")
-            .WithSummary("A delivery's status, for its owner: 404 until Workflow has scheduled it.")
             .RequirePermission(Permission.ReadDeliveries)
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status502BadGateway)
-            .ProducesProblem(StatusCodes.Status504GatewayTimeout);
+            .WithOperation(
+                "GetDeliveryStatus",
+                "A delivery's status, for its owner: 404 until Workflow has scheduled it.",
+                StatusCodes.Status404NotFound, StatusCodes.Status502BadGateway, StatusCodes.Status504GatewayTimeout);
         return app;
     }
 

@@ -12,14 +12,14 @@ public static class InvoiceApi
     public static WebApplication MapInvoiceApi(this WebApplication app)
     {
         app.MapGet(Routes.Invoices.Invoice, GetInvoiceAsync)
-            .WithName("GetInvoice")
             .WithTags("Invoices")
-            .WithSummary("An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.")
             .WithRequiredQuery("year", "month")
             .RequirePermission(Permission.ReadInvoices)
             .RequireOwner(Permission.ReadInvoices, context => context.HttpContext.GetRouteValue("ownerId") is string owner && Identifiers.IsValid(owner) ? owner : null)
-            .ProducesProblem(StatusCodes.Status502BadGateway)
-            .ProducesProblem(StatusCodes.Status504GatewayTimeout);
+            .WithOperation(
+                "GetInvoice",
+                "An owner's invoice for a month: deliveries, packages and drone utilization, from the three backends in parallel.",
+                StatusCodes.Status502BadGateway, StatusCodes.Status504GatewayTimeout);
         return app;
     }
 

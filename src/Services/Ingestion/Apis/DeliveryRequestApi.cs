@@ -2,6 +2,7 @@ using Azure.Messaging.ServiceBus;
 using DroneDelivery.Contracts;
 using DroneDelivery.Contracts.Http;
 using DroneDelivery.Security.PublicApis;
+using DroneDelivery.ServiceDefaults.Hosting;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.Options;
 
@@ -14,15 +15,15 @@ public static partial class DeliveryRequestApi
         var api = app.MapGroup(string.Empty).WithTags("DeliveryRequests")
             .RequirePermission(Permission.WriteDeliveries)
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable); // at capacity, or the send failed
-        api.MapPost(Routes.DeliveryRequests.Collection, PostAsync).WithName("RequestDelivery")
-            .WithSummary("Validates a delivery request for the caller's own owner id, assigns its id and queues it; 202 once it is on the queue.")
+        api.MapPost(Routes.DeliveryRequests.Collection, PostAsync)
+            .WithOperation("RequestDelivery", "Validates a delivery request for the caller's own owner id, assigns its id and queues it; 202 once it is on the queue.")
             .RequireOwner(Permission.WriteDeliveries, context => context.Arguments.OfType<DeliveryRequest>().FirstOrDefault()?.OwnerId is { } owner && Identifiers.IsValid(owner) ? owner : null);
-        api.MapDelete(Routes.DeliveryRequests.Item, CancelAsync).WithName("CancelDeliveryRequest")
-            .WithSummary("Queues the cancellation of one of the caller's deliveries.")
-            .AddEndpointFilter<DeliveryOwnerCheck>().ProducesProblem(StatusCodes.Status404NotFound);
-        api.MapPatch(Routes.DeliveryRequests.Item, RescheduleAsync).WithName("RescheduleDeliveryRequest")
-            .WithSummary("Queues a change of one of the caller's deliveries: its locations, pickup time or deadline.")
-            .AddEndpointFilter<DeliveryOwnerCheck>().ProducesProblem(StatusCodes.Status404NotFound);
+        api.MapDelete(Routes.DeliveryRequests.Item, CancelAsync)
+            .WithOperation("CancelDeliveryRequest", "Queues the cancellation of one of the caller's deliveries.", StatusCodes.Status404NotFound)
+            .AddEndpointFilter<DeliveryOwnerCheck>();
+        api.MapPatch(Routes.DeliveryRequests.Item, RescheduleAsync)
+            .WithOperation("RescheduleDeliveryRequest", "Queues a change of one of the caller's deliveries: its locations, pickup time or deadline.", StatusCodes.Status404NotFound)
+            .AddEndpointFilter<DeliveryOwnerCheck>();
         return app;
     }
 

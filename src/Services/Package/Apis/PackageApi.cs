@@ -10,32 +10,18 @@ public static class PackageApi
     public static WebApplication MapPackageApi(this WebApplication app)
     {
         var api = app.MapGroup(string.Empty).WithTags("Packages");
-        api.MapGet(Routes.Packages.Summary, GetSummaryAsync).WithName("GetPackageSummary")
-            .WithSummary("Count and total weight of an owner's packages in a billing month.")
+        api.MapGet(Routes.Packages.Summary, GetSummaryAsync)
+            .WithOperation("GetPackageSummary", "Count and total weight of an owner's packages in a billing month.")
             .WithRequiredQuery("ownerId", "year", "month");
-        api.MapPut(Routes.Packages.Item, PutAsync).WithName("PutPackage")
-            .WithSummary("Creates a package for a delivery; an identical repeat changes nothing.")
-            .ProducesProblem(StatusCodes.Status409Conflict);
-        api.MapGet(Routes.Packages.Item, GetAsync).WithName("GetPackage")
-            .WithSummary("A package by id.")
-            .ProducesProblem(StatusCodes.Status404NotFound);
-        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithName("DeletePackage")
-            .WithSummary("Deletes a package; with deliveryId, only if it belongs to that delivery.")
-            .ProducesProblem(StatusCodes.Status404NotFound)
-            .ProducesProblem(StatusCodes.Status409Conflict);
+        api.MapPut(Routes.Packages.Item, PutAsync).WithOperation("PutPackage", "Creates a package for a delivery; an identical repeat changes nothing.", StatusCodes.Status409Conflict);
+        api.MapGet(Routes.Packages.Item, GetAsync).WithOperation("GetPackage", "A package by id.", StatusCodes.Status404NotFound);
+        api.MapDelete(Routes.Packages.Item, DeleteAsync).WithOperation("DeletePackage", "Deletes a package; with deliveryId, only if it belongs to that delivery.", StatusCodes.Status404NotFound, StatusCodes.Status409Conflict);
         return app;
     }
 
-    internal static async Task<Results<Ok<PackageSummary>, ValidationProblem>> GetSummaryAsync(
-        string? ownerId, string? year, string? month, PackageStore store, CancellationToken cancellationToken)
-    {
-        if (Problems.InvalidBillingQuery(ownerId, year, month, out var period) is { } invalid)
-        {
-            return invalid;
-        }
-
-        return TypedResults.Ok(await store.GetSummaryAsync(ownerId!, period, cancellationToken));
-    }
+    internal static Task<Results<Ok<PackageSummary>, ValidationProblem>> GetSummaryAsync(
+        string? ownerId, string? year, string? month, PackageStore store, CancellationToken cancellationToken) =>
+        Answers.BillingMonthAsync(ownerId, year, month, (owner, period) => store.GetSummaryAsync(owner, period, cancellationToken));
 
     internal static async Task<Results<Created<PackageRecord>, Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> PutAsync(
         string id, PackageUpsert? upsert, PackageStore store, CancellationToken cancellationToken)
@@ -54,15 +40,8 @@ public static class PackageApi
         };
     }
 
-    internal static async Task<Results<Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, PackageStore store, CancellationToken cancellationToken)
-    {
-        if (Problems.InvalidIdentifier("id", id) is { } invalid)
-        {
-            return invalid;
-        }
-
-        return await store.GetAsync(id, cancellationToken) is { } package ? TypedResults.Ok(package) : Problems.NotFound("Package", id);
-    }
+    internal static Task<Results<Ok<PackageRecord>, ValidationProblem, ProblemHttpResult>> GetAsync(string id, PackageStore store, CancellationToken cancellationToken) =>
+        Answers.FoundAsync("id", id, "Package", _ => store.GetAsync(id, cancellationToken));
 
     /// <summary>204, or 404; with <c>?deliveryId=</c> only if the package belongs to that delivery, else 409.</summary>
     internal static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteAsync(

@@ -11,6 +11,18 @@ public enum DeliveryStage
 /// <summary>The body of <c>PUT /api/deliveries/{id}</c>: the delivery Workflow schedules once a package and a drone exist.</summary>
 public sealed record DeliverySchedule : DeliveryTerms
 {
+    public DeliverySchedule()
+    {
+    }
+
+    /// <summary>The schedule of a valid request whose package exists, with the drone assigned to it.</summary>
+    public DeliverySchedule(ValidDeliveryRequest request, string droneId)
+        : base(request)
+    {
+        PackageId = request.PackageId;
+        DroneId = droneId;
+    }
+
     public string? PackageId { get; init; }
 
     public string? DroneId { get; init; }

@@ -40,6 +40,22 @@ public sealed record PackageInfo
 /// </summary>
 public abstract record DeliveryTerms
 {
+    protected DeliveryTerms()
+    {
+    }
+
+    /// <summary>The terms of a valid request, its optional ones filled in.</summary>
+    protected DeliveryTerms(ValidDeliveryRequest terms)
+    {
+        OwnerId = terms.OwnerId;
+        PickupLocation = terms.PickupLocation;
+        DropoffLocation = terms.DropoffLocation;
+        PickupTime = terms.PickupTime;
+        Deadline = terms.Deadline;
+        Expedited = terms.Expedited;
+        ConfirmationRequired = terms.ConfirmationRequired;
+    }
+
     [JsonPropertyOrder(-1)]
     public string? OwnerId { get; init; }
 
@@ -66,20 +82,9 @@ public abstract record DeliveryTerms
     /// <summary>Checks the owner, both locations and both times (a deadline after the pickup, in a billable year).</summary>
     protected void ValidateTerms(FieldErrors errors)
     {
-        errors.RequireIdentifier("ownerId", OwnerId);
-        errors.RequireLocation("pickupLocation", PickupLocation);
-        errors.RequireLocation("dropoffLocation", DropoffLocation);
-        errors.Require("pickupTime", PickupTime);
+        errors.RequireTrip(OwnerId, PickupLocation, DropoffLocation, PickupTime);
         errors.Require("deadline", Deadline);
-        if (PickupTime is { } pickup)
-        {
-            errors.Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
-                $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
-            if (Deadline is { } deadline)
-            {
-                errors.Check(deadline > pickup, "deadline", "deadline must be later than pickupTime.");
-            }
-        }
+        errors.CheckTimes(PickupTime, Deadline);
     }
 }
 
@@ -87,6 +92,23 @@ public abstract record DeliveryTerms
 public record DeliveryRequest : DeliveryTerms
 {
     public const int MaxTagLength = 256;
+
+    public DeliveryRequest()
+    {
+    }
+
+    /// <summary>A valid request as its client would have sent it, its optional terms filled in.</summary>
+    protected DeliveryRequest(ValidDeliveryRequest request)
+        : base(request)
+    {
+        PackageInfo = new PackageInfo
+        {
+            PackageId = request.PackageId,
+            Size = request.PackageSize,
+            Weight = request.PackageWeight,
+            Tag = request.PackageTag,
+        };
+    }
 
     public PackageInfo? PackageInfo { get; init; }
 
@@ -171,17 +193,7 @@ public record RescheduleRequest
             errors.RequireLocation("dropoffLocation", DropoffLocation);
         }
 
-        if (PickupTime is { } pickup)
-        {
-            errors.Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
-                $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
-        }
-
-        if (PickupTime is { } p && Deadline is { } d)
-        {
-            errors.Check(d > p, "deadline", "deadline must be later than pickupTime.");
-        }
-
+        errors.CheckTimes(PickupTime, Deadline);
         return errors.IsEmpty;
     }
 }

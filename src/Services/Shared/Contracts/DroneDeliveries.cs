@@ -17,16 +17,8 @@ public sealed record DroneAssignmentRequest
 
     public void Validate(FieldErrors errors)
     {
-        errors.RequireIdentifier("ownerId", OwnerId);
-        errors.RequireLocation("pickupLocation", PickupLocation);
-        errors.RequireLocation("dropoffLocation", DropoffLocation);
-        errors.Require("pickupTime", PickupTime);
-        if (PickupTime is { } pickup)
-        {
-            errors.Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
-                $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
-        }
-
+        errors.RequireTrip(OwnerId, PickupLocation, DropoffLocation, PickupTime);
+        errors.CheckTimes(PickupTime);
         errors.RequireIdentifier("packageId", PackageId);
     }
 }

@@ -41,6 +41,37 @@ public sealed class FieldErrors
         where T : struct =>
         Check(value.HasValue, field, $"{field} is required.");
 
+    /// <summary>
+    /// What a delivery and a drone's flight for it both need: whose it is (<c>ownerId</c>), from where to where
+    /// (<c>pickupLocation</c>, <c>dropoffLocation</c>) and when it is picked up (<c>pickupTime</c>).
+    /// </summary>
+    public void RequireTrip(string? ownerId, string? pickupLocation, string? dropoffLocation, DateTimeOffset? pickupTime)
+    {
+        RequireIdentifier("ownerId", ownerId);
+        RequireLocation("pickupLocation", pickupLocation);
+        RequireLocation("dropoffLocation", dropoffLocation);
+        Require("pickupTime", pickupTime);
+    }
+
+    /// <summary>
+    /// The times of a delivery, where given: <c>pickupTime</c> in a billable year
+    /// (<see cref="BillingPeriod.MinYear"/>–<see cref="BillingPeriod.MaxYear"/>), and <c>deadline</c> later than it.
+    /// </summary>
+    public void CheckTimes(DateTimeOffset? pickupTime, DateTimeOffset? deadline = null)
+    {
+        if (pickupTime is not { } pickup)
+        {
+            return;
+        }
+
+        Check(pickup.Year is >= BillingPeriod.MinYear and <= BillingPeriod.MaxYear, "pickupTime",
+            $"pickupTime must be in the years {BillingPeriod.MinYear}-{BillingPeriod.MaxYear}.");
+        if (deadline is { } due)
+        {
+            Check(due > pickup, "deadline", "deadline must be later than pickupTime.");
+        }
+    }
+
     /// <summary>Validates a request body, or records that it is missing (<c>A JSON {what} is required.</c>).</summary>
     public void RequireBody<T>(T? body, string what, Action<T, FieldErrors> validate)
         where T : class

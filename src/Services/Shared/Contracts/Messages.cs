@@ -27,27 +27,20 @@ public static class DeliveryMessages
 /// <summary>The body of a <c>delivery</c> message: the client's request plus the id Ingestion assigned.</summary>
 public sealed record DeliveryRequestMessage : DeliveryRequest
 {
+    public DeliveryRequestMessage()
+    {
+    }
+
+    private DeliveryRequestMessage(string deliveryId, ValidDeliveryRequest request)
+        : base(request)
+    {
+        DeliveryId = deliveryId;
+    }
+
     [System.Text.Json.Serialization.JsonPropertyOrder(-2)]
     public string? DeliveryId { get; init; }
 
-    public static DeliveryRequestMessage From(string deliveryId, ValidDeliveryRequest request) => new()
-    {
-        DeliveryId = deliveryId,
-        OwnerId = request.OwnerId,
-        PickupLocation = request.PickupLocation,
-        DropoffLocation = request.DropoffLocation,
-        PickupTime = request.PickupTime,
-        Deadline = request.Deadline,
-        Expedited = request.Expedited,
-        ConfirmationRequired = request.ConfirmationRequired,
-        PackageInfo = new PackageInfo
-        {
-            PackageId = request.PackageId,
-            Size = request.PackageSize,
-            Weight = request.PackageWeight,
-            Tag = request.PackageTag,
-        },
-    };
+    public static DeliveryRequestMessage From(string deliveryId, ValidDeliveryRequest request) => new(deliveryId, request);
 }
 
 /// <summary>The body of a <c>cancel</c> message.</summary>

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.ServiceClients.Cosmos;
 
@@ -46,17 +47,17 @@ public static class CosmosTelemetry
 
     public const string SubStatusCodeAttribute = "db.cosmosdb.sub_status_code";
 
-    internal static readonly ActivitySource Source = new(SourceName);
+    private static readonly ComponentTelemetry Telemetry = new(SourceName);
 
-    private static readonly Meter Meter = new(SourceName);
+    internal static readonly Counter<long> CallCounter = Telemetry.Counter(Calls, "{call}", "HTTP calls to Cosmos DB by operation, kind and status code.");
 
-    internal static readonly Counter<long> CallCounter = Meter.CreateCounter<long>(Calls, "{call}", "HTTP calls to Cosmos DB by operation, kind and status code.");
+    internal static readonly Histogram<double> CallDurations = Telemetry.Duration(CallDuration, "Duration of HTTP calls to Cosmos DB.");
 
-    internal static readonly Histogram<double> CallDurations = Meter.CreateHistogram<double>(CallDuration, "s", "Duration of HTTP calls to Cosmos DB.");
-
-    internal static readonly Histogram<double> OperationCharges = Meter.CreateHistogram<double>(
+    internal static readonly Histogram<double> OperationCharges = Telemetry.Histogram<double>(
         OperationRequestCharge, "{RU}", "Request units charged for one logical operation.");
 
-    internal static readonly Histogram<long> OperationCallCounts = Meter.CreateHistogram<long>(
+    internal static readonly Histogram<long> OperationCallCounts = Telemetry.Histogram<long>(
         OperationCalls, "{call}", "Cosmos DB data calls made by one logical operation.");
+
+    internal static ActivitySource Source => Telemetry.Source;
 }

@@ -1,5 +1,6 @@
 using System.Diagnostics.Metrics;
 using Azure.Messaging.ServiceBus;
+using DroneDelivery.ServiceDefaults.Telemetry;
 
 namespace DroneDelivery.ServiceClients.Messaging;
 
@@ -42,17 +43,17 @@ public static class ServiceBusClientTelemetry
     /// <summary>The W3C name of the same context, which the SDK prefers when both are present.</summary>
     public const string TraceParentProperty = "traceparent";
 
-    private static readonly Meter Meter = new(MeterName);
+    private static readonly ComponentTelemetry Telemetry = new(MeterName);
 
     /// <summary>One counter per <see cref="MessageEvent"/>, in its order.</summary>
     private static readonly Counter<long>[] Counters =
     [
-        Meter.CreateCounter<long>(MessagesSent, "{message}", "Messages sent or scheduled."),
-        Meter.CreateCounter<long>(MessagesReceived, "{message}", "Messages received (each delivery counts)."),
-        Meter.CreateCounter<long>(MessagesCompleted, "{message}", "Messages completed."),
-        Meter.CreateCounter<long>(MessagesAbandoned, "{message}", "Messages abandoned."),
-        Meter.CreateCounter<long>(MessagesDeadLettered, "{message}", "Messages dead-lettered by the client."),
-        Meter.CreateCounter<long>(LockLost, "{operation}", "Settlements or lock renewals that failed with MessageLockLost."),
+        Telemetry.Counter(MessagesSent, "{message}", "Messages sent or scheduled."),
+        Telemetry.Counter(MessagesReceived, "{message}", "Messages received (each delivery counts)."),
+        Telemetry.Counter(MessagesCompleted, "{message}", "Messages completed."),
+        Telemetry.Counter(MessagesAbandoned, "{message}", "Messages abandoned."),
+        Telemetry.Counter(MessagesDeadLettered, "{message}", "Messages dead-lettered by the client."),
+        Telemetry.Counter(LockLost, "{operation}", "Settlements or lock renewals that failed with MessageLockLost."),
     ];
 
     /// <summary>Counts <paramref name="count"/> messages (or, for <see cref="MessageEvent.LockLost"/>, operations) on <paramref name="queue"/>.</summary>

@@ -39,6 +39,21 @@ public static class ApiDocument
         });
 
     /// <summary>
+    /// Names an endpoint's operation and summarises it in the document, and lists the problem-details
+    /// answers it gives beyond those its handler's result types declare.
+    /// </summary>
+    public static RouteHandlerBuilder WithOperation(this RouteHandlerBuilder builder, string name, string summary, params int[] problemStatuses)
+    {
+        builder.WithName(name).WithSummary(summary);
+        foreach (var status in problemStatuses)
+        {
+            builder.ProducesProblem(status);
+        }
+
+        return builder;
+    }
+
+    /// <summary>
     /// Marks query parameters the handler takes as nullable only to answer their absence with 400 problem
     /// details (e.g. a billing month's <c>ownerId</c>, <c>year</c> and <c>month</c>) as required in the document.
     /// </summary>
