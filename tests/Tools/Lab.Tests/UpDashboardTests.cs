@@ -3,6 +3,7 @@ using System.Net.Http.Headers;
 using System.Security.Cryptography;
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using DroneDelivery.LocalProcesses;
 using DroneDelivery.TestSupport;
 
 namespace DroneDelivery.Lab.Tests;
@@ -53,6 +54,25 @@ public sealed partial class UpDashboardTests
                     TimeSpan.FromMinutes(1),
                     TimeSpan.FromSeconds(1)),
                 trace?.ToString() ?? "no trace " + traceId);
+
+            // What a user's browser shows: the trace's page in the dashboard, and the gateway's API reference.
+            var screenshots = RepositoryLayout.InRepository("artifacts", "screenshots");
+            Directory.CreateDirectory(screenshots);
+            await using (var chromium = await Chromium.StartAsync())
+            {
+                var tracePage = await chromium.RenderAsync(
+                    new Uri(dashboard, $"traces/detail/{traceId}"), Path.Combine(screenshots, "dashboard-trace-A4.png"), TimeSpan.FromSeconds(30),
+                    "GET dronescheduler summary", "Query utilization-by-owner");
+                Assert.Contains("GET /api/invoices/{ownerId}", tracePage, StringComparison.Ordinal);
+                Assert.Contains("GET dronescheduler summary", tracePage, StringComparison.Ordinal);
+                Assert.Contains("Query utilization-by-owner", tracePage, StringComparison.Ordinal);
+
+                var reference = await chromium.RenderAsync(
+                    new Uri(invoice, "/scalar/v1"), Path.Combine(screenshots, "api-reference-gateway.png"), TimeSpan.FromSeconds(30),
+                    "Drone Delivery gateway", "An owner's invoice for a month");
+                Assert.Contains("Drone Delivery gateway", reference, StringComparison.Ordinal);
+                Assert.Contains("An owner's invoice for a month", reference, StringComparison.Ordinal);
+            }
 
             lab.Interrupt();
             // Ctrl-C is how up ends, not an interruption of its work: success.
