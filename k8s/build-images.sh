@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the nine Drone Delivery images (six services, two emulators, the load driver) from
 # src/Dockerfile with the names and tag the chart expects, then loads them into a kind cluster or
-# pushes them to a registry.
+# pushes them to a registry. For kind it also builds the standalone Aspire dashboard of
+# k8s/observability/aspire-dashboard.yaml (k8s/observability/aspire-dashboard.Dockerfile), tagged
+# with the dashboard's version.
 #
 #   k8s/build-images.sh kind [cluster-name]        build without attestations, then load into kind as an image archive (default cluster: dronedelivery)
 #   k8s/build-images.sh push <registry>            build as <registry>/dronedelivery/<name>:<tag>, then docker push
@@ -44,14 +46,22 @@ case "$mode" in
     else
       build=(docker build)
     fi
+    load() {
+      archive="$(mktemp)"
+      docker save "$1" -o "$archive"
+      kind load image-archive "$archive" --name "$cluster"
+      rm -f "$archive"
+    }
     for entry in "${images[@]}"; do
       name="${entry%%:*}"; project="${entry#*:}"
       "${build[@]}" -f src/Dockerfile --build-arg PROJECT="$project" -t "dronedelivery/$name:$tag" .
-      archive="$(mktemp)"
-      docker save "dronedelivery/$name:$tag" -o "$archive"
-      kind load image-archive "$archive" --name "$cluster"
-      rm -f "$archive"
+      load "dronedelivery/$name:$tag"
     done
+    # The dashboard's image is its NuGet package's app: its context is only its own folder.
+    dashboard="$(sed -n 's/^ARG ASPIRE_DASHBOARD_VERSION=\(.*\)$/\1/p' k8s/observability/aspire-dashboard.Dockerfile)"
+    [ -n "$dashboard" ] || { echo "Cannot read ASPIRE_DASHBOARD_VERSION from k8s/observability/aspire-dashboard.Dockerfile." >&2; exit 2; }
+    "${build[@]}" -f k8s/observability/aspire-dashboard.Dockerfile -t "dronedelivery/aspire-dashboard:$dashboard" k8s/observability
+    load "dronedelivery/aspire-dashboard:$dashboard"
     ;;
   push)
     [ -n "$target" ] || { echo "Usage: $0 push <registry>" >&2; exit 2; }
@@ -70,7 +80,7 @@ case "$mode" in
     done
     ;;
   *)
-    sed -n '2,12p' "$0" >&2
+    sed -n '2,14p' "$0" >&2
     exit 2
     ;;
 esac

@@ -138,6 +138,34 @@ public sealed class DeployGuideRehearsalTests
         Assert.Contains("values don't meet the specifications of the schema", run.Output, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void An_OTLP_endpoint_at_a_port_the_dashboard_s_Service_lacks_stops_the_rehearsal() =>
+        AssertStops(
+            KindGuide.Value.Replace(":18889 \\\n", ":4317 \\\n", StringComparison.Ordinal),
+            "telemetry.otlpEndpoint http://aspire-dashboard.dronedelivery:4317: Service aspire-dashboard has no port 4317");
+
+    [Fact]
+    public void Applying_the_dashboard_before_its_image_is_loaded_stops_the_rehearsal() =>
+        AssertStops(
+            Insert(KindGuide.Value, "## 3. Build the images", """
+                ```bash
+                kubectl apply -f k8s/namespace.yaml
+                kubectl -n dronedelivery apply -f k8s/observability/aspire-dashboard.yaml
+                ```
+                """),
+            "k8s/observability/aspire-dashboard.yaml runs dronedelivery/aspire-dashboard:");
+
+    /// <summary>A variant of the kind guide stops the rehearsal with <paramref name="message"/>.</summary>
+    private static void AssertStops(string guide, string message)
+    {
+        Assert.NotEqual(KindGuide.Value, guide);
+
+        using var run = GuideRehearsal.RunText(guide, new Dictionary<string, string>());
+
+        Assert.NotEqual(0, run.ExitCode);
+        Assert.Contains(message, run.Output, StringComparison.Ordinal);
+    }
+
     /// <summary>
     /// The guide's <c>```yaml</c> blocks are what to add to the values file it wrote: each one, on top of that file
     /// as the rehearsal left it, renders with the chart and passes kubeconform.

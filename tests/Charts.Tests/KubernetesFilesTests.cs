@@ -1,3 +1,4 @@
+using System.Text.RegularExpressions;
 using DroneDelivery.Charts.Tests.Infrastructure;
 using DroneDelivery.LocalProcesses;
 
@@ -65,7 +66,7 @@ public sealed class KubernetesFilesTests
 
         foreach (var service in new[] { "gateway", "ingestion", "workflow", "delivery", "package", "dronescheduler" })
         {
-            Assert.True(nodePorts.Contains(service) == System.Text.RegularExpressions.Regex.IsMatch(row, $@"\b{service}\b"),
+            Assert.True(nodePorts.Contains(service) == Regex.IsMatch(row, $@"\b{service}\b"),
                 $"k8s/README.md {(nodePorts.Contains(service) ? "does not name" : "names")} {service} among the host ports, but the kind values {(nodePorts.Contains(service) ? "give it" : "give it no")} NodePort: {row}");
         }
     }
@@ -89,14 +90,12 @@ public sealed class KubernetesFilesTests
     {
         // With Docker's containerd image store, BuildKit's provenance/SBOM attestation manifests are
         // left out of `docker save`'s archive and kind's import fails on the missing content.
-        var script = File.ReadAllText(Path.Combine(K8s, "build-images.sh"));
-        var start = script.IndexOf("\n  kind)\n", StringComparison.Ordinal);
-        Assert.True(start >= 0, "build-images.sh has no kind mode");
-        var kind = script[start..script.IndexOf("\n    ;;", start, StringComparison.Ordinal)];
+        var kind = KindMode(File.ReadAllText(Path.Combine(K8s, "build-images.sh")));
         var lines = kind.Split('\n').Select(l => l.Trim()).Where(l => !l.StartsWith('#')).ToList();
 
-        var imageBuilds = lines.Where(l => l.Contains("-f src/Dockerfile", StringComparison.Ordinal)).ToList();
-        Assert.NotEmpty(imageBuilds);
+        // The services', emulators' and load driver's images, and the Aspire dashboard's.
+        var imageBuilds = lines.Where(l => Regex.IsMatch(l, @" -f \S*Dockerfile ")).ToList();
+        Assert.Equal(["src/Dockerfile", "k8s/observability/aspire-dashboard.Dockerfile"], imageBuilds.Select(l => Regex.Match(l, @" -f (\S+)").Groups[1].Value));
         Assert.All(imageBuilds, l => Assert.StartsWith("\"${build[@]}\"", l, StringComparison.Ordinal));
         var builders = lines.Where(l => l.StartsWith("build=(", StringComparison.Ordinal)).ToList();
         Assert.Equal(["build=(docker buildx build --load --provenance=false --sbom=false)", "build=(docker build)"], builders);
@@ -108,6 +107,14 @@ public sealed class KubernetesFilesTests
         var guide = File.ReadAllText(RepositoryLayout.InRepository("docs", "deploy-kind.md"));
         Assert.Contains("docker buildx build --load --provenance=false --sbom=false", guide, StringComparison.Ordinal);
         Assert.DoesNotContain("\ndocker build ", guide, StringComparison.Ordinal);
+    }
+
+    /// <summary>The kind mode of build-images.sh: from its <c>kind)</c> to its <c>;;</c>.</summary>
+    internal static string KindMode(string script)
+    {
+        var start = script.IndexOf("\n  kind)\n", StringComparison.Ordinal);
+        Assert.True(start >= 0, "build-images.sh has no kind mode");
+        return script[start..script.IndexOf("\n    ;;", start, StringComparison.Ordinal)];
     }
 
     [Fact]

@@ -107,7 +107,8 @@ public sealed class LabEnvironmentTests
                 Utilization:
                   MaxItemCount: 1000
             telemetry:
-              otlpEndpoint: http://collector.monitoring:4317
+              otlpEndpoint: http://collector.monitoring:4318
+              otlpProtocol: http/protobuf
             """);
         try
         {

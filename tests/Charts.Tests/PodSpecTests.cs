@@ -113,18 +113,24 @@ public sealed partial class PodSpecTests
     {
         foreach (var (workload, container) in Containers(valueSet))
         {
-            var pod = workload.PodSpec!;
-            var name = $"{workload.Id} container {container.Text("name")}";
-            Assert.Equal("true", pod.Text("securityContext", "runAsNonRoot"));
-            Assert.Equal("RuntimeDefault", pod.Text("securityContext", "seccompProfile", "type"));
-            Assert.NotEqual("0", pod.Text("securityContext", "runAsUser"));
-            Assert.True(container.Text("securityContext", "runAsNonRoot") == "true", $"{name}: runAsNonRoot");
-            Assert.True(container.Text("securityContext", "readOnlyRootFilesystem") == "true", $"{name}: readOnlyRootFilesystem");
-            Assert.True(container.Text("securityContext", "allowPrivilegeEscalation") == "false", $"{name}: allowPrivilegeEscalation");
-            Assert.True(container.Text("securityContext", "seccompProfile", "type") == "RuntimeDefault", $"{name}: seccomp");
-            Assert.True(container.List("securityContext", "capabilities", "drop").Contains("ALL"), $"{name}: capabilities not dropped");
-            Assert.True(container.At("securityContext", "capabilities", "add") is null, $"{name}: adds capabilities");
+            AssertRestricted(workload, container);
         }
+    }
+
+    /// <summary>The pod and the container run non-root, with a read-only root file system, no privileges and RuntimeDefault seccomp.</summary>
+    internal static void AssertRestricted(Manifest workload, IDictionary<object, object?> container)
+    {
+        var pod = workload.PodSpec!;
+        var name = $"{workload.Id} container {container.Text("name")}";
+        Assert.Equal("true", pod.Text("securityContext", "runAsNonRoot"));
+        Assert.Equal("RuntimeDefault", pod.Text("securityContext", "seccompProfile", "type"));
+        Assert.NotEqual("0", pod.Text("securityContext", "runAsUser"));
+        Assert.True(container.Text("securityContext", "runAsNonRoot") == "true", $"{name}: runAsNonRoot");
+        Assert.True(container.Text("securityContext", "readOnlyRootFilesystem") == "true", $"{name}: readOnlyRootFilesystem");
+        Assert.True(container.Text("securityContext", "allowPrivilegeEscalation") == "false", $"{name}: allowPrivilegeEscalation");
+        Assert.True(container.Text("securityContext", "seccompProfile", "type") == "RuntimeDefault", $"{name}: seccomp");
+        Assert.True(container.List("securityContext", "capabilities", "drop").Contains("ALL"), $"{name}: capabilities not dropped");
+        Assert.True(container.At("securityContext", "capabilities", "add") is null, $"{name}: adds capabilities");
     }
 
     [Theory]

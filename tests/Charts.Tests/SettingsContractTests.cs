@@ -24,7 +24,7 @@ namespace DroneDelivery.Charts.Tests;
 public sealed class SettingsContractTests
 {
     /// <summary>Variables that are not settings sections: the host's, the exporters', the pod's.</summary>
-    private static readonly string[] StandardVariables = ["ASPNETCORE_HTTP_PORTS", "POD_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "APPLICATIONINSIGHTS_CONNECTION_STRING"];
+    private static readonly string[] StandardVariables = ["ASPNETCORE_HTTP_PORTS", "POD_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "APPLICATIONINSIGHTS_CONNECTION_STRING"];
 
     /// <summary>What the chart wires from its topology (or, for Authentication, from the auth values) rather than from settings values.</summary>
     private static bool IsWired(string key) =>

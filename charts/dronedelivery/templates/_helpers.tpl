@@ -231,6 +231,10 @@ Argument: dict "root" $ "key" <values key>.
 {{- if $root.Values.telemetry.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ $root.Values.telemetry.otlpEndpoint | quote }}
+{{- with $root.Values.telemetry.otlpProtocol }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- if $root.Values.telemetry.applicationInsights.enabled }}
 {{- if not $external }}
@@ -310,13 +314,46 @@ Fails the render naming the values to set when a mode lacks what it needs.
 {{- get (dict "delivery" "Delivery" "package" "Package" "droneScheduler" "DroneScheduler") . -}}
 {{- end -}}
 
-{{/* Whether a service talks to anything outside the cluster (Azure, Entra ID's keys for the public services, a collector). */}}
+{{/* Whether a service talks to Azure or to Entra ID's keys (the public services) outside the cluster; the OTLP collector has its own rule (dd.otlpEgress). */}}
 {{- define "dd.needsExternalEgress" -}}
 {{- $root := .root -}}
 {{- $service := index (fromYaml (include "dd.topology" $root)) .key -}}
 {{- $v := $root.Values -}}
-{{- if or $v.telemetry.otlpEndpoint $v.telemetry.applicationInsights.enabled $v.azure.workloadIdentity.enabled $v.azure.keyVault.enabled (and (has "redis" $service.uses) (not $v.redis.enabled)) (and (or (has "cosmosDb" $service.uses) (has "serviceBus" $service.uses)) (not $v.emulators.enabled)) (and $service.public (ne $v.auth.mode "developmentIssuer")) -}}
+{{- if or $v.telemetry.applicationInsights.enabled $v.azure.workloadIdentity.enabled $v.azure.keyVault.enabled (and (has "redis" $service.uses) (not $v.redis.enabled)) (and (or (has "cosmosDb" $service.uses) (has "serviceBus" $service.uses)) (not $v.emulators.enabled)) (and $service.public (ne $v.auth.mode "developmentIssuer")) -}}
 true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The NetworkPolicy egress rule to the OTLP collector of telemetry.otlpEndpoint, on the endpoint's port (80 or
+443 when it names none). A host <service>, <service>.<namespace> or <service>.<namespace>.svc[.<domain>] is a
+Service of the cluster: the rule admits that namespace (the release's for a bare <service>). Any other host
+(an IP address, a name of three labels or more) is outside the cluster: networkPolicy.externalEgress.cidrs.
+Empty when no endpoint is set.
+*/}}
+{{- define "dd.otlpEgress" -}}
+{{- with .Values.telemetry.otlpEndpoint -}}
+{{- $url := urlParse . -}}
+{{- $host := lower (regexReplaceAll ":[0-9]+$" $url.host "") -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $url.host) | default (ternary "443" "80" (eq $url.scheme "https")) -}}
+{{- $labels := splitList "." $host -}}
+{{- $namespace := "" -}}
+{{- if eq (len $labels) 1 -}}
+{{- $namespace = $.Release.Namespace -}}
+{{- else if or (eq (len $labels) 2) (and (gt (len $labels) 2) (eq (index $labels 2) "svc")) -}}
+{{- $namespace = index $labels 1 -}}
+{{- end -}}
+- ports: [{ port: {{ $port }}, protocol: TCP }]
+  to:
+{{- if $namespace }}
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: {{ $namespace }}
+{{- else }}
+{{- range $.Values.networkPolicy.externalEgress.cidrs }}
+    - ipBlock: { cidr: {{ . | quote }} }
+{{- end }}
+{{- end }}
 {{- end -}}
 {{- end -}}
 

@@ -404,7 +404,10 @@ def load(azure, outputs, command, o, group, answer):
 
 
 def dockerfile(file, build_args):
-    existing_file(file, "Dockerfile")
+    """The Dockerfile exists; one that builds a project of src/ (it declares ARG PROJECT) is told which, as its first RUN checks."""
+    text = open(existing_file(file, "Dockerfile"), encoding="utf-8").read()
+    if not re.search(r"^ARG PROJECT\b", text, re.M):
+        return
     project = next((a.split("=", 1)[1] for a in build_args if a.startswith("PROJECT=")), None)
     if project is None or not os.path.isdir(os.path.join("src", project)):
         fail(f"PROJECT={project} names no project folder under src/ (src/Dockerfile builds one of those)")
@@ -463,8 +466,14 @@ def kubectl(state, args):
             validate([document])
             if document["kind"] == "Namespace":
                 cluster(state)["namespaces"].setdefault(document["metadata"]["name"], {})
-            else:
-                namespace(state, document["metadata"].get("namespace", ns))[f"{document['kind']}/{document['metadata']['name']}"] = {"kind": document["kind"]}
+                continue
+            obj = {"kind": document["kind"]}
+            if document["kind"] == "Service":
+                obj["ports"] = [p["port"] for p in document["spec"]["ports"]]
+            if document["kind"] == "Deployment":
+                c = cluster(state)
+                check_images(state, c, [x["image"] for x in document["spec"]["template"]["spec"]["containers"]], file)
+            namespace(state, document["metadata"].get("namespace", ns))[f"{document['kind']}/{document['metadata']['name']}"] = obj
         return
     if verb == "get":
         kind = KUBECTL_KINDS.get(positional[1]) if len(positional) > 1 else None
@@ -694,6 +703,7 @@ def install_chart(state, c, ns, release, chart, o, exists):
             fail("this upgrade loses settings an earlier install made (they return to the chart's defaults): "
                  + ", ".join(sorted(lost)) + ". Keep them in the values file every upgrade passes.")
 
+    check_otlp_endpoint(state, ns, computed)
     images = [container["image"] for m in manifests if m["kind"] in ("Deployment", "Job") and "test" not in hooks(m)
               for container in m["spec"]["template"]["spec"]["containers"]]
     check_images(state, c, images)
@@ -725,6 +735,26 @@ def install_chart(state, c, ns, release, chart, o, exists):
     c["releases"][key] = {"chart": chart, "values_arguments": values, "computed": computed, "objects": list(objects), "tests": tests, "test_images": test_images}
 
 
+def check_otlp_endpoint(state, ns, computed):
+    """An OTLP endpoint at a Service of the cluster (<service>, <service>.<namespace>, <service>.<namespace>.svc...) names one that exists, on a port it has."""
+    endpoint = (computed.get("telemetry") or {}).get("otlpEndpoint")
+    if not endpoint:
+        return
+    m = re.fullmatch(r"https?://([^/:]+)(?::(\d+))?/?", endpoint)
+    if not m:
+        fail(f"telemetry.otlpEndpoint {endpoint} is not a URL of a host and port")
+    labels = m.group(1).lower().split(".")
+    if len(labels) > 2 and labels[2] != "svc":
+        return  # outside the cluster
+    service, where = labels[0], labels[1] if len(labels) > 1 else ns
+    port = int(m.group(2) or (443 if endpoint.startswith("https") else 80))
+    obj = namespace(state, where).get(f"Service/{service}")
+    if obj is None:
+        fail(f"telemetry.otlpEndpoint {endpoint}: there is no Service {service} in namespace {where}; the services' telemetry would go nowhere")
+    if port not in obj.get("ports", []):
+        fail(f"telemetry.otlpEndpoint {endpoint}: Service {service} has no port {port} (its ports: {obj.get('ports')})")
+
+
 def hooks(manifest):
     return [h.strip() for h in (manifest["metadata"].get("annotations") or {}).get("helm.sh/hook", "").split(",") if h.strip()]
 
@@ -735,12 +765,12 @@ def step_owned():
     return {path for step in os.listdir(steps) for path, _ in leaves(yaml.safe_load(open(os.path.join(steps, step), encoding="utf-8")) or {})}
 
 
-def check_images(state, c, images):
-    """Every image of ours the render runs was built for this cluster earlier in the guide (same name, same tag)."""
+def check_images(state, c, images, runner="the chart"):
+    """Every image of ours the render (or a manifest) runs was built for this cluster earlier in the guide (same name, same tag)."""
     available = c["images"] if c["kind"] == "kind" else state.get("azure", {}).get("images", [])
     for image in images:
         if "/dronedelivery/" in "/" + image and image not in available:
-            fail(f"the chart runs {image}, which the guide never built {'into this kind cluster' if c['kind'] == 'kind' else 'in the registry'} "
+            fail(f"{runner} runs {image}, which the guide never built {'into this kind cluster' if c['kind'] == 'kind' else 'in the registry'} "
                  f"(built: {', '.join(available) or 'nothing'})")
 
 

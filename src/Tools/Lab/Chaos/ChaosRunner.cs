@@ -145,6 +145,7 @@ internal static class ChaosRunner
         await using (deployment.ConfigureAwait(false))
         {
             using var injector = new LocalFaultInjector(deployment, settings.CosmosContainer, settings.Seed);
+            var counted = new CountingFaultInjector(injector, schedule.Count);
             var started = clock.Elapsed;
             var plan = new LoadTestPlan
             {
@@ -154,11 +155,11 @@ internal static class ChaosRunner
                 Http = scenario.Clients(context),
             };
             var loadStart = DateTimeOffset.UtcNow;
-            var loadTask = LoadRunner.RunAsync(plan, null, cancellationToken);
+            var loadTask = LabRunner.RunLoadAsync(options, "chaos", plan, cancellationToken, counted.Describe);
             IReadOnlyList<FaultRecord> faults;
             try
             {
-                faults = await FaultScheduler.RunAsync(schedule, injector, TimeProvider.System, options.Log, cancellationToken).ConfigureAwait(false);
+                faults = await FaultScheduler.RunAsync(schedule, counted, options.Time, options.Log, cancellationToken).ConfigureAwait(false);
             }
             finally
             {

@@ -119,6 +119,27 @@ internal interface IFaultInjector
     Task EndAsync(ScheduledFault fault, CancellationToken cancellationToken);
 }
 
+/// <summary>Passes faults on to another injector and counts those it started, for a chaos run's progress lines.</summary>
+internal sealed class CountingFaultInjector(IFaultInjector inner, int scheduled) : IFaultInjector
+{
+    private int _started;
+
+    /// <summary>The faults started so far.</summary>
+    public int Started => Volatile.Read(ref _started);
+
+    /// <summary>The count for a progress line, e.g. <c>3 of 12 faults injected</c>.</summary>
+    public string Describe() => string.Create(CultureInfo.InvariantCulture, $"{Started} of {scheduled} faults injected");
+
+    public async Task<(string Target, int ReplicasKilled)> StartAsync(ScheduledFault fault, CancellationToken cancellationToken)
+    {
+        var started = await inner.StartAsync(fault, cancellationToken).ConfigureAwait(false);
+        Interlocked.Increment(ref _started);
+        return started;
+    }
+
+    public Task EndAsync(ScheduledFault fault, CancellationToken cancellationToken) => inner.EndAsync(fault, cancellationToken);
+}
+
 /// <summary>Runs a schedule of faults on a <see cref="TimeProvider"/>; faults may overlap (a kill during an emulator fault's window).</summary>
 internal static class FaultScheduler
 {

@@ -167,12 +167,13 @@ internal static class CapacityRunner
                 options.Log($"capacity: warming up at {search.WarmUpRate:0.#} req/s for {search.WarmUp.TotalSeconds:0} s (not measured)");
                 if (search.WarmUp > TimeSpan.Zero)
                 {
-                    await RunRateAsync(scenario, context, search.WarmUpRate, search.WarmUp, cancellationToken).ConfigureAwait(false);
+                    await RunRateAsync(scenario, context, search.WarmUpRate, search.WarmUp, "warm-up", cancellationToken).ConfigureAwait(false);
                 }
 
                 var rate = search.StartRate;
                 while (points.Count < search.MaxRates)
                 {
+                    options.Log(StageLine(points.Count + 1, search, rate));
                     var point = await MeasureAsync(scenario, context, service, sampler, rate, search, options, cancellationToken).ConfigureAwait(false);
                     points.Add(point);
                     options.Log(string.Create(CultureInfo.InvariantCulture,
@@ -254,7 +255,7 @@ internal static class CapacityRunner
         var since = sampler.Now;
         var cpuBefore = sampler.CpuTimeByComponent();
         var cosmosBefore = await context.Deployment.Cosmos.MetricsAsync(cancellationToken).ConfigureAwait(false);
-        var load = await RunRateAsync(scenario, context, rate, HoldFor(rate, search.StepDuration), cancellationToken).ConfigureAwait(false);
+        var load = await RunRateAsync(scenario, context, rate, HoldFor(rate, search.StepDuration), "capacity", cancellationToken).ConfigureAwait(false);
         cancellationToken.ThrowIfCancellationRequested(); // a cancelled rate measured nothing
         var cpuAfter = sampler.CpuTimeByComponent();
         var directory = Path.Combine(options.OutputDirectory, "capacity", string.Create(CultureInfo.InvariantCulture, $"rate-{rate:0.#}"), "load");
@@ -298,15 +299,23 @@ internal static class CapacityRunner
         };
     }
 
-    private static Task<LoadTestResult> RunRateAsync(LabScenario scenario, LabContext context, double rate, TimeSpan duration, CancellationToken cancellationToken) =>
-        LoadRunner.RunAsync(
+    /// <summary>
+    /// The line that starts a rate of the search, e.g. <c>capacity: rate 3 of at most 10, 200 req/s for 30 s</c>;
+    /// the rate's progress lines follow (<see cref="ProgressReporter"/>), with the rate offered.
+    /// </summary>
+    internal static string StageLine(int number, CapacitySearch search, double rate) =>
+        string.Create(CultureInfo.InvariantCulture, $"capacity: rate {number} of at most {search.MaxRates}, {rate:0.#} req/s for {HoldFor(rate, search.StepDuration).TotalSeconds:0} s");
+
+    private static Task<LoadTestResult> RunRateAsync(LabScenario scenario, LabContext context, double rate, TimeSpan duration, string label, CancellationToken cancellationToken) =>
+        LabRunner.RunLoadAsync(
+            context.Options,
+            label,
             new LoadTestPlan
             {
                 Scenario = scenario.Workload(context),
                 Shape = OpenLoad.Constant(Math.Round(rate, 1), duration),
                 Bounds = new LoadBounds { MaxDuration = duration + TimeSpan.FromSeconds(30), MaxRequests = long.MaxValue / 2 },
             },
-            null,
             cancellationToken);
 
     /// <summary>Per rate, each Cosmos DB container's calls, 429s and RU/s against its provisioned RU/s: whether the knee is throttling.</summary>

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Text.Json.Serialization;
 using DroneDelivery.Emulators.CosmosDb.Configuration;
 using DroneDelivery.Lab.Deployment;
+using DroneDelivery.Lab.Reporting;
 using DroneDelivery.LoadDriver;
 using DroneDelivery.Lab.Steps;
 
@@ -244,4 +245,13 @@ internal sealed record LabRunOptions
 
     /// <summary>Progress messages for the console.</summary>
     public Action<string> Log { get; init; } = _ => { };
+
+    /// <summary>The clock of the run's progress lines and of the timing it decides itself (a chaos run's fault schedule, a soak's samples).</summary>
+    public TimeProvider Time { get; init; } = TimeProvider.System;
+
+    /// <summary>How often a long load prints a progress line (<see cref="ProgressReporter"/>).</summary>
+    public TimeSpan ProgressInterval { get; init; } = ProgressReporter.DefaultInterval;
+
+    /// <summary>A reporter of a load's progress to <see cref="Log"/>, every <see cref="ProgressInterval"/> of <see cref="Time"/>; the caller disposes it when the load is over.</summary>
+    public ProgressReporter Progress(string label, Func<string?>? detail = null) => new(label, Log, Time, ProgressInterval, detail);
 }

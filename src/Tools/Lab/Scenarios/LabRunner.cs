@@ -307,16 +307,7 @@ internal static class LabRunner
             var baseline = await scenario.BaselineAsync(context, step, sampler, cancellationToken).ConfigureAwait(false);
             var loadStart = DateTimeOffset.UtcNow;
             var loadStartOnSampler = sampler.Now;
-            var progress = new Progress<LoadProgress>(p =>
-            {
-                if ((int)p.Elapsed.TotalSeconds % 10 == 0)
-                {
-                    var users = p.ActiveUsers is { } u ? $"{u} users, " : string.Empty;
-                    var rate = p.LastSecond is { } s ? s.Successes / s.IntervalSeconds : 0;
-                    context.Log($"  {step.Id} {p.Elapsed.TotalSeconds,4:0} s: {users}{rate:0} ok/s, {p.Errors} errors{(p.Draining ? " (draining)" : string.Empty)}");
-                }
-            });
-            var load = await LoadRunner.RunAsync(scenario.Plan(context, step), progress, cancellationToken).ConfigureAwait(false);
+            var load = await RunLoadAsync(context.Options, step.Id, scenario.Plan(context, step), cancellationToken).ConfigureAwait(false);
             load.WriteFiles(LoadDirectory(context, step));
 
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
@@ -340,6 +331,17 @@ internal static class LabRunner
 
             return result;
         }
+    }
+
+    /// <summary>
+    /// Runs a load, printing its progress every <see cref="LabRunOptions.ProgressInterval"/> while it runs
+    /// (<see cref="ProgressReporter"/>, labelled <paramref name="label"/>, with <paramref name="detail"/>'s figure).
+    /// </summary>
+    internal static async Task<LoadDriver.Results.LoadTestResult> RunLoadAsync(
+        LabRunOptions options, string label, LoadTestPlan plan, CancellationToken cancellationToken, Func<string?>? detail = null)
+    {
+        using var progress = options.Progress(label, detail);
+        return await LoadRunner.RunAsync(plan, progress, cancellationToken).ConfigureAwait(false);
     }
 
     private static string LoadDirectory(LabContext context, Step step) =>

@@ -88,13 +88,12 @@ internal static class SoakRunner
         var deployment = context.Deployment;
         await using (deployment.ConfigureAwait(false))
         {
-
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
             var drift = new SoakSampler(
                 () => deployment.Processes().Select(p => (p.Component, p.Process.ProcessId)),
                 SoakSignals.Gauges(deployment),
                 TimeSpan.FromSeconds(5),
-                TimeProvider.System);
+                options.Time);
             await using (sampler.ConfigureAwait(false))
             await using (drift.ConfigureAwait(false))
             {
@@ -108,7 +107,7 @@ internal static class SoakRunner
                     Bounds = new LoadBounds { MaxDuration = duration + TimeSpan.FromMinutes(1), MaxRequests = long.MaxValue / 2 },
                     Http = scenario.Clients(context),
                 };
-                var load = await LoadRunner.RunAsync(plan, null, cancellationToken).ConfigureAwait(false);
+                var load = await LabRunner.RunLoadAsync(options, "soak", plan, cancellationToken).ConfigureAwait(false);
                 load.WriteFiles(Path.Combine(options.OutputDirectory, "soak", "load"));
                 var result = LabRunner.WithSystemFigures(
                     new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() },

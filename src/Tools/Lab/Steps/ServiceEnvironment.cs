@@ -20,7 +20,7 @@ internal sealed record ServiceWiring(
 /// A service's environment as the chart's Deployment renders it from the values (the templates
 /// <c>dd.connectionEnv</c> and <c>dd.settingsEnv</c>): the connections of its topology, the queue's
 /// MaxDeliveryCount for the workflow, a public service's Authentication section (<c>dd.authenticationEnv</c>),
-/// the OTLP endpoint, and <c>commonSettings</c> merged under the
+/// the OTLP endpoint and protocol, and <c>commonSettings</c> merged under the
 /// service's own <c>settings</c>, each leaf one variable named by its keys joined with <c>__</c> (a list's
 /// items numbered: <c>Cors__AllowedOrigins__0</c>).
 /// The chart tests prove this equals the rendered Deployment for every step and service; the pod's
@@ -72,6 +72,10 @@ internal static class ServiceEnvironment
         if (values.Get("telemetry.otlpEndpoint") is string { Length: > 0 } otlp)
         {
             environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp;
+            if (values.Get("telemetry.otlpProtocol") is string { Length: > 0 } protocol)
+            {
+                environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = protocol;
+            }
         }
 
         foreach (var (name, value) in Settings(values, service))
