@@ -75,9 +75,10 @@ internal static class ChaosRunner
         var divisor = new Option<int?>("--replica-divisor") { Description = "Run the step's replica counts divided by this (overrides the mode's)." };
         var killEvery = new Option<TimeSpan?>("--kill-every") { Description = "How often a Workflow or backend replica is killed (overrides the mode's)." };
         var calibration = LabCommands.CalibrationOption();
+        var dashboard = LabCommands.DashboardOption();
         var command = new Command("chaos", "Run a scenario-B step under load while processes are killed and dependencies fail; check from the stores that nothing was lost, duplicated or left half-done.")
         {
-            quick, ci, step, duration, rate, divisor, killEvery, output, calibration,
+            quick, ci, step, duration, rate, divisor, killEvery, output, dashboard, calibration,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -126,6 +127,7 @@ internal static class ChaosRunner
                 ReplicaDivisor = settings.ReplicaDivisor,
                 Calibration = calibrated,
                 RedisPersistence = true,
+                Dashboard = parse.GetValue(dashboard),
                 Log = log,
             };
             return await LabCommands.ExitCodeAsync("chaos run", () => RunAsync(scenario, stepId, settings, options, cancellationToken), cancellationToken).ConfigureAwait(false);

@@ -25,6 +25,7 @@ internal static class SoakRunner
     public static Command Command(Option<string?> output, Func<string> defaultOutput, Action<string> log)
     {
         var prometheus = LabCommands.PrometheusOption();
+        var dashboard = LabCommands.DashboardOption();
         var step = new Option<string>("--step") { Description = "The step whose configuration runs (e.g. A4, B5).", DefaultValueFactory = _ => "A4" };
         var duration = new Option<TimeSpan>("--duration") { Description = "How long the steady load lasts (e.g. 00:10:00).", DefaultValueFactory = _ => TimeSpan.FromMinutes(10) };
         var users = new Option<int>("--users") { Description = "Steady number of users.", DefaultValueFactory = _ => 20 };
@@ -32,7 +33,7 @@ internal static class SoakRunner
         var calibration = LabCommands.CalibrationOption();
         var command = new Command("soak", "Run one step's configuration under a long steady load and conclude whether anything drifts: exit code 0 no drift found, 1 drift found.")
         {
-            step, duration, users, warmUp, output, prometheus, calibration,
+            step, duration, users, warmUp, output, prometheus, dashboard, calibration,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -65,6 +66,7 @@ internal static class SoakRunner
                 Mode = LabMode.Full,
                 OutputDirectory = parse.GetValue(output) ?? defaultOutput(),
                 PrometheusPort = parse.GetValue(prometheus),
+                Dashboard = parse.GetValue(dashboard),
                 Calibration = calibrated,
                 Log = log,
             };
