@@ -29,6 +29,24 @@ public sealed class ComponentTelemetryTests
         Assert.Contains("dronedelivery_tests_buffer_messages{} 3", scrape);
     }
 
+    [Fact]
+    public async Task A_duration_of_a_few_milliseconds_lands_in_its_own_bucket_so_percentiles_can_be_read()
+    {
+        await using var service = await TestService.StartAsync();
+        var telemetry = new ComponentTelemetry("DroneDelivery.ComponentTelemetryBuckets");
+        var duration = telemetry.Duration("dronedelivery.tests.bucketed.duration", "Duration of a call.");
+
+        duration.Record(0.012);
+        duration.Record(0.3);
+        var scrape = await service.Client.GetStringAsync("/metrics");
+
+        // Cumulative counts: nothing up to 10 ms, the 12 ms call by 25 ms, both by 500 ms.
+        Assert.Contains("dronedelivery_tests_bucketed_duration_seconds_bucket{le=\"0.01\"} 0", scrape);
+        Assert.Contains("dronedelivery_tests_bucketed_duration_seconds_bucket{le=\"0.025\"} 1", scrape);
+        Assert.Contains("dronedelivery_tests_bucketed_duration_seconds_bucket{le=\"0.25\"} 1", scrape);
+        Assert.Contains("dronedelivery_tests_bucketed_duration_seconds_bucket{le=\"0.5\"} 2", scrape);
+    }
+
     [Theory]
     [InlineData("Delivery")]
     [InlineData("DroneDelivery.")]

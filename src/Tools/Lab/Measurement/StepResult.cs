@@ -156,6 +156,12 @@ internal sealed record StepResult
 
     public CosmosFigures? Cosmos { get; init; }
 
+    /// <summary>Each caller's calls to each dependency over the step, from the services' own metrics (<see cref="Measurement.Hops"/>).</summary>
+    public IReadOnlyList<Hop> Hops { get; init; } = [];
+
+    /// <summary>Per service, the HTTP requests that waited for a pooled connection during the step and their mean wait.</summary>
+    public IReadOnlyDictionary<string, (long Waited, double MeanWaitMs)> ConnectionPoolWaits { get; init; } = new Dictionary<string, (long, double)>();
+
     /// <summary>Processes of each component while the step was measured (to turn average CPU into CPU seconds).</summary>
     public IReadOnlyDictionary<string, int> Processes { get; init; } = new Dictionary<string, int>();
 

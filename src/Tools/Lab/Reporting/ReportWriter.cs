@@ -124,6 +124,11 @@ internal static partial class ReportWriter
                 "messages");
         }
 
+        if (HopChart(result) is { } hops)
+        {
+            yield return hops;
+        }
+
         yield return Charts.TimeSeries($"{id}-cpu.svg", $"{id}: CPU per component (average over its processes)", [.. result.CpuSeries.Select(s => new Line(s))], "% of one core");
         if (result.Budget is { } budget)
         {
@@ -236,6 +241,8 @@ internal static partial class ReportWriter
                     md.AppendLine(CultureInfo.InvariantCulture, $"| {cpu.Component} | {cpu.AveragePercent:0} | {cpu.MaxPercent:0} | {(step.ThreadPoolQueueMax.TryGetValue(cpu.Component, out var q) ? q.ToString("0", CultureInfo.InvariantCulture) : "–")} |");
                 }
 
+                AppendDiagnosis(md, step);
+
                 md.AppendLine();
                 foreach (var chart in charts.Where(ch => ch.FileName.StartsWith(step.Step.Id + "-", StringComparison.Ordinal)))
                 {
@@ -337,6 +344,7 @@ internal static partial class ReportWriter
             {
                 html.AppendLine(CultureInfo.InvariantCulture, $"<h3>{E(step.Step.Title)}</h3><pre>{E(step.Step.Header)}</pre>");
                 html.AppendLine(CultureInfo.InvariantCulture, $"<p class=\"{(step.MachineBound ? "fail" : "note")}\">Machine: {E(LabRunner.CpuLine(step))}.</p>");
+                AppendDiagnosisHtml(html, step);
                 foreach (var chart in charts.Where(ch => ch.FileName.StartsWith(step.Step.Id + "-", StringComparison.Ordinal)))
                 {
                     html.AppendLine(CultureInfo.InvariantCulture, $"<img src=\"charts/{E(chart.FileName)}\" alt=\"{E(chart.Title)}\">");
@@ -393,6 +401,9 @@ internal static partial class ReportWriter
                 machineBound = s.MachineBound,
                 machineBoundReason = s.MachineBound ? s.MachineBoundReason : null,
                 threadPoolSaturation = s.ThreadPoolSaturation,
+                hops = s.Hops,
+                diagnosis = Diagnosis.Diagnose(s),
+                use = Diagnosis.UseTable(s),
             }),
             scale = o.Scale is null ? null : new
             {

@@ -305,6 +305,8 @@ internal static class LabRunner
         {
             var samplingStart = sampler.Now;
             var baseline = await scenario.BaselineAsync(context, step, sampler, cancellationToken).ConfigureAwait(false);
+            var running = context.Deployment.Services.Values.Where(set => set.Replicas.Count > 0).Select(set => set.Service).ToList();
+            var metricsBefore = await MetricsSnapshot.TakeAsync(sampler, running, cancellationToken).ConfigureAwait(false);
             var loadStart = DateTimeOffset.UtcNow;
             var loadStartOnSampler = sampler.Now;
             var load = await RunLoadAsync(context.Options, step.Id, scenario.Plan(context, step), cancellationToken).ConfigureAwait(false);
@@ -312,6 +314,12 @@ internal static class LabRunner
 
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
             var measured = await scenario.MeasureAsync(context, step, sampler, baseline, load, loadStart, placeholder, cancellationToken).ConfigureAwait(false);
+            var metricsAfter = await MetricsSnapshot.TakeAsync(sampler, running, cancellationToken).ConfigureAwait(false);
+            measured = measured with
+            {
+                Hops = Measurement.Hops.Between(metricsBefore, metricsAfter),
+                ConnectionPoolWaits = running.ToDictionary(s => s.Name, s => Measurement.Hops.ConnectionPoolWaits(metricsBefore, metricsAfter, s.Name), StringComparer.Ordinal),
+            };
 
             var result = WithSystemFigures(measured, sampler, samplingStart, loadStartOnSampler, context.Calibration.CpuBudgetShare,
                 judgedFrom: loadStartOnSampler + (load.LoadDuration.TotalSeconds / 5)) with

@@ -41,9 +41,16 @@ public sealed class ComponentTelemetry
     public Counter<long> Counter(string name, string unit, string description) =>
         _meter.CreateCounter<long>(name, unit, description);
 
-    /// <summary>A histogram of durations in seconds (unit <c>s</c>, so <c>_seconds</c> in Prometheus).</summary>
+    /// <summary>
+    /// The bucket bounds of every duration histogram, in seconds: those OpenTelemetry's semantic conventions give
+    /// <c>http.server.request.duration</c>, 5 ms to 10 s. Without them the SDK's defaults (0, 5, 10, 25 … 10,000),
+    /// meant for milliseconds, would put every call of a second or less into one bucket and no percentile could be read.
+    /// </summary>
+    public static IReadOnlyList<double> DurationBuckets { get; } = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+    /// <summary>A histogram of durations in seconds (unit <c>s</c>, so <c>_seconds</c> in Prometheus), bucketed by <see cref="DurationBuckets"/>.</summary>
     public Histogram<double> Duration(string name, string description) =>
-        _meter.CreateHistogram<double>(name, "s", description);
+        _meter.CreateHistogram(name, "s", description, tags: null, advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = DurationBuckets });
 
     /// <summary>A histogram of amounts in <paramref name="unit"/>.</summary>
     public Histogram<T> Histogram<T>(string name, string unit, string description)
