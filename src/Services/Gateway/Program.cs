@@ -12,5 +12,5 @@ app.MapDefaultEndpoints();
 app.UseEdgeSecurity();
 app.MapInvoiceApi();
 app.MapDeliveryStatusApi();
-app.MapApiDocument();
+app.MapApiReference();
 return ServiceHost.Run(app);

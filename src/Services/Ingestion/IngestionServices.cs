@@ -13,12 +13,13 @@ public static class IngestionServices
     /// <summary>
     /// Settings (<c>ServiceBus</c>, <c>Batching</c>, <c>Ingestion</c>), the clock (the system's unless one is
     /// registered already), the Service Bus client, the batching sender and its readiness check; the public
-    /// edge's security and Delivery's client (section <c>Backends</c>), which says who owns a delivery that
-    /// is cancelled or rescheduled.
+    /// edge's security and API reference (section <c>ApiReference</c>), and Delivery's client (section
+    /// <c>Backends</c>), which says who owns a delivery that is cancelled or rescheduled.
     /// </summary>
     public static WebApplicationBuilder AddIngestionServices(this WebApplicationBuilder builder)
     {
         builder.AddEdgeSecurity();
+        builder.AddApiReference();
         builder.AddBackendClients();
         builder.AddServiceBus();
         builder.AddSettings<BatchingSettings>("Batching");

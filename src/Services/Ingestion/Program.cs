@@ -11,5 +11,5 @@ var app = builder.Build();
 app.MapDefaultEndpoints();
 app.UseEdgeSecurity();
 app.MapDeliveryRequestApi();
-app.MapApiDocument();
+app.MapApiReference();
 return ServiceHost.Run(app);

@@ -127,12 +127,13 @@ public sealed class EdgeAuthenticationTests
     [Fact]
     public async Task Health_metrics_and_the_api_document_need_no_token()
     {
-        await using var edge = await EdgeBackends.StartAsync();
+        await using var edge = await EdgeBackends.StartAsync(settings: new() { [SystemFixture.ApiReferenceEnabled] = "true" });
         var anonymous = edge.Gateway.ClientAs(null);
 
         Assert.Equal(HttpStatusCode.OK, (await anonymous.GetAsync("health/live")).StatusCode);
         Assert.Equal(HttpStatusCode.OK, (await anonymous.GetAsync("metrics")).StatusCode);
         Assert.Equal(HttpStatusCode.OK, (await anonymous.GetAsync("openapi/v1.json")).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await anonymous.GetAsync("scalar/v1")).StatusCode);
     }
 
     [Fact]

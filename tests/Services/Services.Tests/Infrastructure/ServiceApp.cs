@@ -137,13 +137,13 @@ public sealed class ServiceApp : IAsyncDisposable
 
     /// <summary>
     /// Starts the service's real Program with <paramref name="settings"/> on top of its configuration, and
-    /// <paramref name="testServices"/> registered after its own (e.g. a fake clock).
+    /// <paramref name="testServices"/> registered after its own (e.g. a fake clock), in <paramref name="environment"/>.
     /// </summary>
     public static async Task<ServiceApp> StartAsync(
-        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, Action<IServiceCollection>? testServices = null)
+        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, Action<IServiceCollection>? testServices = null, string environment = "Production")
     {
         var logs = new CapturedLogs();
-        var factory = CreateFactory(service, settings, logs, testServices);
+        var factory = CreateFactory(service, settings, logs, testServices, environment);
         try
         {
             await Task.Run(factory.StartServer);
@@ -157,12 +157,15 @@ public sealed class ServiceApp : IAsyncDisposable
         return new ServiceApp(factory, logs, service.IsPublic);
     }
 
-    /// <summary>The service's real Program, in Production, with <paramref name="settings"/> on top of its configuration and its logs captured.</summary>
+    /// <summary>
+    /// The service's real Program, in Production unless <paramref name="environment"/> says otherwise, with
+    /// <paramref name="settings"/> on top of its configuration and its logs captured.
+    /// </summary>
     public static IServiceFactory CreateFactory(
-        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, CapturedLogs logs, Action<IServiceCollection>? testServices = null) =>
+        ServiceDefinition service, IReadOnlyDictionary<string, string?> settings, CapturedLogs logs, Action<IServiceCollection>? testServices = null, string environment = "Production") =>
         service.CreateFactory(web =>
         {
-            web.UseEnvironment("Production");
+            web.UseEnvironment(environment);
             web.ConfigureAppConfiguration((_, configuration) =>
             {
                 if (service.IsPublic && !settings.ContainsKey("Authentication:Mode"))

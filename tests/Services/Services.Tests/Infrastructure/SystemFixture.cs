@@ -24,6 +24,9 @@ public sealed class SystemFixture : IAsyncLifetime
     /// <summary>MaxDeliveryCount of every queue.</summary>
     public const int MaxDeliveryCount = 4;
 
+    /// <summary>The setting that makes a public service serve its API document and reference page outside Development.</summary>
+    public const string ApiReferenceEnabled = "ApiReference:Enabled";
+
     private readonly List<IAsyncDisposable> _resources = [];
 
     public RedisServer Redis { get; private set; } = null!;
@@ -71,9 +74,13 @@ public sealed class SystemFixture : IAsyncLifetime
         Delivery = Track(await ServiceApp.StartAsync(Definitions.Delivery, new Dictionary<string, string?> { ["Redis:ConnectionString"] = Redis.ConnectionString }));
         Package = Track(await ServiceApp.StartAsync(Definitions.Package, CosmosSettings()));
         DroneScheduler = Track(await ServiceApp.StartAsync(Definitions.DroneScheduler, CosmosSettings()));
-        Gateway = Track(await ServiceApp.StartAsync(Definitions.Gateway, BackendSettings()));
+        // The public services serve their API document and reference page, which ApiDocumentTests and the
+        // .http files' tests read, only where that is enabled.
+        var gateway = BackendSettings();
+        gateway[ApiReferenceEnabled] = "true";
+        Gateway = Track(await ServiceApp.StartAsync(Definitions.Gateway, gateway));
         Workflow = Track(await StartWorkflowAsync(MainQueue));
-        Ingestion = Track(await StartIngestionAsync(MainQueue));
+        Ingestion = Track(await StartIngestionAsync(MainQueue, new() { [ApiReferenceEnabled] = "true" }));
     }
 
     /// <summary>A Workflow on <paramref name="queue"/> calling the system's backends, unless <paramref name="settings"/> says otherwise.</summary>

@@ -14,6 +14,9 @@ public static class ApiDocument
     /// <summary>Where every service with an HTTP API publishes its document.</summary>
     public const string Path = "/openapi/v1.json";
 
+    /// <summary>The route of the documents (one, <c>v1</c>).</summary>
+    public const string RoutePattern = "/openapi/{documentName}.json";
+
     internal static void AddApiDocument(this IServiceCollection services, string serviceName) =>
         services.AddOpenApi(options =>
         {
@@ -72,10 +75,13 @@ public static class ApiDocument
             return Task.CompletedTask;
         });
 
-    /// <summary>Maps <see cref="Path"/>; each service that serves an HTTP API calls it after mapping the API.</summary>
+    /// <summary>
+    /// Maps <see cref="Path"/>; each internal service that serves an HTTP API calls it after mapping the API
+    /// (the public services map it through their API reference, only where that is served).
+    /// </summary>
     public static WebApplication MapApiDocument(this WebApplication app)
     {
-        app.MapOpenApi("/openapi/{documentName}.json").AllowAnonymous();
+        app.MapOpenApi(RoutePattern).AllowAnonymous();
         return app;
     }
 }
