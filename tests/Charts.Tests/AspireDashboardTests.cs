@@ -90,7 +90,7 @@ public sealed partial class AspireDashboardTests
     }
 
     [Fact]
-    public void The_release_s_services_may_send_to_the_dashboard_and_nothing_may_reach_its_UI()
+    public void The_release_s_services_and_emulators_may_send_to_the_dashboard_and_nothing_may_reach_its_UI()
     {
         var render = Chart.Template(Chart.Kind.With("kind, the guide's OTLP endpoint", "--set", $"telemetry.otlpEndpoint={GuideEndpoint()}"));
         var policy = Objects.Value.Single(m => m.Kind == "NetworkPolicy");
@@ -101,7 +101,9 @@ public sealed partial class AspireDashboardTests
         var rule = Assert.Single(policy.Body.List("spec", "ingress"));
         Assert.Equal(["18889", "18890"], rule.List("ports").Select(p => p.Text("port")));
         var from = Assert.Single(rule.List("from")).Map("podSelector", "matchLabels")!;
-        foreach (var service in PodSpecTests.Services(render))
+        var senders = PodSpecTests.Services(render).Concat(PodSpecTests.Emulators(render)).ToList();
+        Assert.Equal(8, senders.Count);
+        foreach (var service in senders)
         {
             var labels = service.Body.Map("spec", "template", "metadata", "labels")!;
             Assert.All(from, label => Assert.Equal(label.Value, labels.TryGetValue(label.Key, out var value) ? value : null));

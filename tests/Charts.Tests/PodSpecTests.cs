@@ -243,8 +243,13 @@ public sealed partial class PodSpecTests
     /// <summary>ASP.NET Core's default <c>HostOptions.ShutdownTimeout</c>: how long a stopping service waits for requests in flight.</summary>
     private const int AspNetCoreShutdownSeconds = 30;
 
-    internal static IEnumerable<Manifest> Services(Render render) =>
-        render.OfKind("Deployment").Where(d => d.Body.Text("metadata", "labels", "app.kubernetes.io/component") == "service");
+    internal static IEnumerable<Manifest> Services(Render render) => Deployments(render, "service");
+
+    /// <summary>The Cosmos DB and Service Bus emulators' Deployments (emulators.enabled).</summary>
+    internal static IEnumerable<Manifest> Emulators(Render render) => Deployments(render, "emulator");
+
+    private static IEnumerable<Manifest> Deployments(Render render, string component) =>
+        render.OfKind("Deployment").Where(d => d.Body.Text("metadata", "labels", "app.kubernetes.io/component") == component);
 
     private static IEnumerable<(Manifest Workload, IDictionary<object, object?> Container)> Containers(string valueSet)
     {

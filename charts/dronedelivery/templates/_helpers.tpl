@@ -228,13 +228,8 @@ Argument: dict "root" $ "key" <values key>.
 {{- if $service.public }}
 {{ include "dd.authenticationEnv" $root }}
 {{- end }}
-{{- if $root.Values.telemetry.otlpEndpoint }}
-- name: OTEL_EXPORTER_OTLP_ENDPOINT
-  value: {{ $root.Values.telemetry.otlpEndpoint | quote }}
-{{- with $root.Values.telemetry.otlpProtocol }}
-- name: OTEL_EXPORTER_OTLP_PROTOCOL
-  value: {{ . | quote }}
-{{- end }}
+{{- with include "dd.otlpEnv" $root }}
+{{ . }}
 {{- end }}
 {{- if $root.Values.telemetry.applicationInsights.enabled }}
 {{- if not $external }}
@@ -321,6 +316,21 @@ Fails the render naming the values to set when a mode lacks what it needs.
 {{- $v := $root.Values -}}
 {{- if or $v.telemetry.applicationInsights.enabled $v.azure.workloadIdentity.enabled $v.azure.keyVault.enabled (and (has "redis" $service.uses) (not $v.redis.enabled)) (and (or (has "cosmosDb" $service.uses) (has "serviceBus" $service.uses)) (not $v.emulators.enabled)) (and $service.public (ne $v.auth.mode "developmentIssuer")) -}}
 true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The standard exporter variables of telemetry.otlpEndpoint and telemetry.otlpProtocol, for the services and
+the emulators alike. Empty when no endpoint is set.
+*/}}
+{{- define "dd.otlpEnv" -}}
+{{- with .Values.telemetry.otlpEndpoint -}}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- with $.Values.telemetry.otlpProtocol }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ . | quote }}
+{{- end }}
 {{- end -}}
 {{- end -}}
 
