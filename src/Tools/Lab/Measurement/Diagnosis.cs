@@ -164,11 +164,12 @@ internal static class Diagnosis
             return null;
         }
 
-        var serialMs = cosmos.CallsPerOperation * query.P50Ms;
-        return slowest.P50Ms >= 0.6 * serialMs
+        // Queries per invoice from the two hops' rates: the plan and metadata calls are other hops.
+        var queries = slowest.CallsPerSecond > 0 ? query.CallsPerSecond / slowest.CallsPerSecond : cosmos.CallsPerOperation;
+        return queries >= 2 && slowest.P50Ms >= 0.6 * queries * query.P50Ms
             ? new Finding(
                 "serial-fan-out",
-                F($"DroneScheduler's {cosmos.CallsPerOperation:0.#} Cosmos DB queries per invoice run one after another: gateway → dronescheduler p50 {slowest.P50Ms:0} ms against {query.P50Ms:0} ms per query, the invoice's critical path"),
+                F($"DroneScheduler's {queries:0.#} Cosmos DB queries per invoice run one after another: gateway → dronescheduler p50 {slowest.P50Ms:0} ms against {query.P50Ms:0} ms per query, the invoice's critical path"),
                 [new("droneScheduler.settings.Utilization.MaxConcurrency")])
             : null;
     }
