@@ -21,7 +21,9 @@ public sealed class DiagnosisTests
         Assert.Equal("cosmos-throttled", finding.Rule);
         Assert.Contains("utilization container at 100 % of its 100 RU/s per partition", finding.Constraint, StringComparison.Ordinal);
         Assert.Contains("6.2 % of calls throttled", finding.Constraint, StringComparison.Ordinal);
-        Assert.Equal([new Knob("cosmosDb.containers.utilization.throughput", "utilizationThroughput")], finding.Knobs);
+        Assert.Equal(new Knob("cosmosDb.containers.utilization.throughput", "utilizationThroughput"), finding.Knobs[0]);
+        Assert.Contains("each invoice reads 10 partitions for 29.0 RU, so a partition key would cut the demand instead", finding.Constraint, StringComparison.Ordinal);
+        Assert.Contains(new Knob("droneScheduler.settings.Utilization.QueryWithPartitionKey"), finding.Knobs);
         Assert.False(finding.MachineLimited);
     }
 

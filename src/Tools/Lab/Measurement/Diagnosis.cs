@@ -128,11 +128,15 @@ internal static class Diagnosis
         var calls = cosmos.CallsPerOperation * cosmos.Operations;
         var share = Share(cosmos.ThrottledRequests, calls);
         var peak = PeakPartitionShare(cosmos);
+        // A query that reads every partition costs each invoice all of them: more RU/s is one way out, a partition
+        // key that reads one partition the cheaper one (the articles' "scale the DB again, or better, fix the query").
+        var crossPartition = cosmos.CallsPerOperation >= 2;
         return share >= ThrottledShare && peak >= Binding
             ? new Finding(
                 "cosmos-throttled",
-                F($"The {cosmos.Container} container at {peak * 100:0} % of its {cosmos.ProvisionedPerPartition:0} RU/s per partition at its busiest, {share * 100:0.0} % of calls throttled (429) and retried"),
-                [ThroughputKnob(cosmos.Container)])
+                F($"The {cosmos.Container} container at {peak * 100:0} % of its {cosmos.ProvisionedPerPartition:0} RU/s per partition at its busiest, {share * 100:0.0} % of calls throttled (429) and retried")
+                    + (crossPartition ? F($"; each invoice reads {cosmos.CallsPerOperation:0.#} partitions for {cosmos.RequestUnitsPerOperation:0.0} RU, so a partition key would cut the demand instead") : string.Empty),
+                crossPartition ? [ThroughputKnob(cosmos.Container), .. PartitionKeyKnobs] : [ThroughputKnob(cosmos.Container)])
             : null;
     }
 
@@ -178,8 +182,16 @@ internal static class Diagnosis
         ? new Finding(
             "cross-partition",
             F($"Each invoice still reads every partition: {cosmos.CallsPerOperation:0.#} Cosmos DB calls and {cosmos.RequestUnitsPerOperation:0.0} RU per invoice, in parallel, because the {cosmos.Container} container is not partitioned by owner"),
-            [new("droneScheduler.settings.Utilization.ContainerId"), new("droneScheduler.settings.Utilization.QueryWithPartitionKey"), new("cosmosDb.containers.utilization-by-owner.throughput", "utilizationByOwnerThroughput")])
+            PartitionKeyKnobs)
         : null;
+
+    /// <summary>The owner-keyed container and the settings that query it with the partition key (step A4).</summary>
+    private static readonly Knob[] PartitionKeyKnobs =
+    [
+        new("droneScheduler.settings.Utilization.ContainerId"),
+        new("droneScheduler.settings.Utilization.QueryWithPartitionKey"),
+        new("cosmosDb.containers.utilization-by-owner.throughput", "utilizationByOwnerThroughput"),
+    ];
 
     private static Finding Unbound(StepResult step)
     {

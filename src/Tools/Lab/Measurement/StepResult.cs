@@ -159,6 +159,9 @@ internal sealed record StepResult
     /// <summary>Each caller's calls to each dependency over the step, from the services' own metrics (<see cref="Measurement.Hops"/>).</summary>
     public IReadOnlyList<Hop> Hops { get; init; } = [];
 
+    /// <summary>The step's CPU profile of its busiest process (<c>run --profile</c>), or null.</summary>
+    public Profiling.ProfiledProcess? Profile { get; init; }
+
     /// <summary>Per service, the HTTP requests that waited for a pooled connection during the step and their mean wait.</summary>
     public IReadOnlyDictionary<string, (long Waited, double MeanWaitMs)> ConnectionPoolWaits { get; init; } = new Dictionary<string, (long, double)>();
 

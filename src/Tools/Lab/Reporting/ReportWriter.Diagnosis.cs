@@ -18,6 +18,8 @@ internal static partial class ReportWriter
             [("p50", [.. result.Hops.Select(h => (double?)h.P50Ms)]), ("p99", [.. result.Hops.Select(h => (double?)h.P99Ms)])],
             "ms");
 
+    private static string ProfileLink(StepResult step) => $"steps/{step.Step.Id}/{Scenarios.LabRunner.ProfileFileName}";
+
     private static string HopLabel(Hop hop) => (hop.OnCriticalPath ? "* " : string.Empty) + hop.Name;
 
     private static void AppendDiagnosis(StringBuilder md, StepResult step)
@@ -34,6 +36,13 @@ internal static partial class ReportWriter
             }
 
             md.AppendLine();
+        }
+
+        if (step.Profile is { } profile)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"Where the CPU goes: {profile.Component} (pid {profile.ProcessId}), the busiest process, {profile.Samples:N0} samples.").AppendLine();
+            md.AppendLine(CultureInfo.InvariantCulture, $"![CPU profile of {profile.Component}]({ProfileLink(step)})").AppendLine();
+            md.AppendLine("```").AppendLine(profile.TopFrames.TrimEnd()).AppendLine("```").AppendLine();
         }
 
         md.AppendLine("What limits it (utilisation, saturation, errors):").AppendLine();
@@ -58,6 +67,11 @@ internal static partial class ReportWriter
             }
 
             html.AppendLine("</table>");
+        }
+
+        if (step.Profile is { } profile)
+        {
+            html.AppendLine(CultureInfo.InvariantCulture, $"<p>Where the CPU goes: {E(profile.Component)} (pid {profile.ProcessId}), the busiest process, {profile.Samples:N0} samples.</p><img src=\"{E(ProfileLink(step))}\" alt=\"CPU profile of {E(profile.Component)}\"><pre>{E(profile.TopFrames.TrimEnd())}</pre>");
         }
 
         html.AppendLine("<table class=\"use\"><caption>What limits it</caption><tr><th>resource</th><th>utilisation</th><th>saturation</th><th>errors</th></tr>");

@@ -94,9 +94,10 @@ internal static class CapacityRunner
         var warmUpRate = new Option<double>("--warm-up-rate") { Description = "Rate of the warm-up, requests per second.", DefaultValueFactory = _ => 20 };
         var replicas = new Option<int>("--replicas") { Description = "Instances of the measured service.", DefaultValueFactory = _ => 1 };
         var divisor = new Option<int>("--replica-divisor") { Description = "The other services run the chart's replica counts divided by this (at least 1 each).", DefaultValueFactory = _ => 1 };
+        var noProfile = new Option<bool>("--no-profile") { Description = "Skip the CPU profile of the measured service at the highest rate that held (a flame graph, taken after the search, unmeasured)." };
         var command = new Command("capacity", "Find one instance's highest rate within a p99 SLO, each component's CPU per request, and the instances a target rate needs (N+1).")
         {
-            service, step, slo, target, startRate, factor, precision, maxRates, stepDuration, warmUp, warmUpRate, replicas, divisor, output, prometheus, calibration,
+            service, step, slo, target, startRate, factor, precision, maxRates, stepDuration, warmUp, warmUpRate, replicas, divisor, noProfile, output, prometheus, calibration,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -109,6 +110,7 @@ internal static class CapacityRunner
                 WarmUp = parse.GetValue(warmUp),
                 WarmUpRate = parse.GetValue(warmUpRate),
                 Replicas = parse.GetValue(replicas),
+                Profile = !parse.GetValue(noProfile),
             };
             if (name is not ("gateway" or "ingestion") || search.Problem() is { } problem || parse.GetValue(divisor) < 1)
             {
@@ -161,6 +163,7 @@ internal static class CapacityRunner
         await using (deployment.ConfigureAwait(false))
         {
             var points = new List<CapacityPoint>();
+            Profiling.ProfiledProcess? profiled = null;
             var sampler = new SystemSampler(deployment, TimeSpan.FromSeconds(5));
             await using (sampler.ConfigureAwait(false))
             {
@@ -185,9 +188,11 @@ internal static class CapacityRunner
 
                     rate = next;
                 }
+
+                profiled = await ProfileAtKneeAsync(scenario, context, service, search, points, options, cancellationToken).ConfigureAwait(false);
             }
 
-            return await WriteReportAsync(service, step, search, points, options, cancellationToken).ConfigureAwait(false);
+            return await WriteReportAsync(service, step, search, points, profiled, options, cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -340,8 +345,44 @@ internal static class CapacityRunner
         md.AppendLine();
     }
 
+    /// <summary>
+    /// Where the measured service's CPU goes at the highest rate that held: that rate once more, unmeasured, while its
+    /// busiest replica is profiled (<see cref="Profiling.StepProfiler"/>) into <c>capacity/cpu-profile.svg</c>.
+    /// </summary>
+    private static async Task<Profiling.ProfiledProcess?> ProfileAtKneeAsync(
+        LabScenario scenario, LabContext context, ServiceKind service, CapacitySearch search, IReadOnlyList<CapacityPoint> points, LabRunOptions options, CancellationToken cancellationToken)
+    {
+        if (!search.Profile || points.Where(p => p.HoldsSlo).MaxBy(p => p.Rate) is not { } knee)
+        {
+            return null;
+        }
+
+        var settle = TimeSpan.FromSeconds(3);
+        options.Log(string.Create(CultureInfo.InvariantCulture, $"capacity: profiling {service.Name} at {knee.Rate:0.#} req/s for {Profiling.StepProfiler.Duration.TotalSeconds:0} s (not measured)"));
+        var hold = RunRateAsync(scenario, context, knee.Rate, Profiling.StepProfiler.Duration + (2 * settle), "profile", cancellationToken);
+        var since = Profiling.StepProfiler.CpuNow(context.Deployment);
+        await Task.Delay(settle, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return await Profiling.StepProfiler.ProfileBusiestAsync(
+                context.Deployment, since, service.Name, Profiling.StepProfiler.Duration, Path.Combine(options.OutputDirectory, "capacity", ProfileFileName), cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or TimeoutException)
+        {
+            options.Log($"capacity: no CPU profile: {e.Message}");
+            return null;
+        }
+        finally
+        {
+            await hold.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>The capacity run's flame graph, under <c>capacity/</c>.</summary>
+    internal const string ProfileFileName = "cpu-profile.svg";
+
     private static async Task<(string File, string Summary)> WriteReportAsync(
-        ServiceKind service, Step step, CapacitySearch search, IReadOnlyList<CapacityPoint> points, LabRunOptions options, CancellationToken cancellationToken)
+        ServiceKind service, Step step, CapacitySearch search, IReadOnlyList<CapacityPoint> points, Profiling.ProfiledProcess? profiled, LabRunOptions options, CancellationToken cancellationToken)
     {
         var best = points.Where(p => p.HoldsSlo).MaxBy(p => p.Rate);
         var perInstance = best is null ? 0 : best.Achieved / search.Replicas;
@@ -406,6 +447,13 @@ internal static class CapacityRunner
         }
 
         md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"![{charts[0].Title}](charts/{charts[0].FileName})");
+        if (profiled is not null)
+        {
+            md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"Where the CPU goes at {best!.Rate:0.#} req/s: {profiled.Component} (pid {profiled.ProcessId}), {profiled.Samples:N0} samples.").AppendLine();
+            md.AppendLine(CultureInfo.InvariantCulture, $"![CPU profile of {profiled.Component}](capacity/{ProfileFileName})").AppendLine();
+            md.AppendLine("```").AppendLine(profiled.TopFrames.TrimEnd()).AppendLine("```");
+        }
+
         var file = Path.Combine(options.OutputDirectory, "capacity.md");
         await File.WriteAllTextAsync(file, md.ToString(), cancellationToken).ConfigureAwait(false);
         return (file, summary.ToString().TrimEnd());
@@ -428,6 +476,9 @@ internal sealed record CapacitySearch(TimeSpan Slo, double TargetRate, double St
     public double WarmUpRate { get; init; } = 20;
 
     public int Replicas { get; init; } = 1;
+
+    /// <summary>Whether the measured service is profiled at the highest rate that held, after the search.</summary>
+    public bool Profile { get; init; } = true;
 
     /// <summary>The first setting out of range, as a sentence fragment; null when the search can run.</summary>
     public string? Problem() =>

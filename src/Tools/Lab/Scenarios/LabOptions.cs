@@ -237,6 +237,9 @@ internal sealed record LabRunOptions
     /// <summary>When set, the standalone Aspire dashboard runs beside the system and receives every process's telemetry (<c>--dashboard</c>).</summary>
     public bool Dashboard { get; init; }
 
+    /// <summary>Each step's busiest .NET process is profiled during its load and drawn as a flame graph (<c>--profile</c>).</summary>
+    public bool Profile { get; init; }
+
     /// <summary>Values over every step's for the whole run (as <c>helm install --set</c>): what a command needs of the release, not a what-if.</summary>
     public DroneDelivery.Lab.Steps.ValuesTree DeploymentValues { get; init; } = DroneDelivery.Lab.Steps.ValuesTree.Empty;
 

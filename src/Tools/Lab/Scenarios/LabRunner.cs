@@ -1,6 +1,7 @@
 using System.Globalization;
 using DroneDelivery.Lab.Deployment;
 using DroneDelivery.Lab.Measurement;
+using DroneDelivery.Lab.Profiling;
 using DroneDelivery.Lab.Reporting;
 using DroneDelivery.Lab.Steps;
 using DroneDelivery.LoadDriver;
@@ -309,7 +310,12 @@ internal static class LabRunner
             var metricsBefore = await MetricsSnapshot.TakeAsync(sampler, running, cancellationToken).ConfigureAwait(false);
             var loadStart = DateTimeOffset.UtcNow;
             var loadStartOnSampler = sampler.Now;
-            var load = await RunLoadAsync(context.Options, step.Id, scenario.Plan(context, step), cancellationToken).ConfigureAwait(false);
+            var plan = scenario.Plan(context, step);
+            var profile = context.Options.Profile
+                ? ProfileDuringLoadAsync(context, step, plan.Shape.Duration, StepProfiler.CpuNow(context.Deployment), cancellationToken)
+                : Task.FromResult<ProfiledProcess?>(null);
+            var load = await RunLoadAsync(context.Options, step.Id, plan, cancellationToken).ConfigureAwait(false);
+            var profiled = await profile.ConfigureAwait(false);
             load.WriteFiles(LoadDirectory(context, step));
 
             var placeholder = new StepResult { Step = step, Load = load, Cpu = [], CpuSeries = [], ThreadPoolQueueMax = new Dictionary<string, double>() };
@@ -318,6 +324,7 @@ internal static class LabRunner
             measured = measured with
             {
                 Hops = Measurement.Hops.Between(metricsBefore, metricsAfter),
+                Profile = profiled,
                 ConnectionPoolWaits = running.ToDictionary(s => s.Name, s => Measurement.Hops.ConnectionPoolWaits(metricsBefore, metricsAfter, s.Name), StringComparer.Ordinal),
             };
 
@@ -340,6 +347,37 @@ internal static class LabRunner
             return result;
         }
     }
+
+    /// <summary>
+    /// Where the step's CPU goes: once the load has reached two fifths of its length (users and rates rise over it),
+    /// the busiest .NET process since the load began is profiled (<see cref="StepProfiler"/>) into
+    /// <c>steps/&lt;id&gt;/cpu-profile.svg</c>. A profile that fails is reported and the step goes on without it.
+    /// </summary>
+    private static async Task<ProfiledProcess?> ProfileDuringLoadAsync(
+        LabContext context, Step step, TimeSpan loadDuration, IReadOnlyDictionary<int, (string Component, TimeSpan Cpu)> cpuAtStart, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await Task.Delay(loadDuration * 0.4, cancellationToken).ConfigureAwait(false);
+            var duration = TimeSpan.FromTicks(Math.Min(StepProfiler.Duration.Ticks, (loadDuration * 0.5).Ticks));
+            var svg = Path.Combine(context.Options.OutputDirectory, "steps", step.Id, ProfileFileName);
+            var profiled = await StepProfiler.ProfileBusiestAsync(context.Deployment, cpuAtStart, component: null, duration, svg, cancellationToken).ConfigureAwait(false);
+            if (profiled is not null)
+            {
+                context.Log($"  {step.Id}: profiled {profiled.Component} (pid {profiled.ProcessId}) for {duration.TotalSeconds:0} s, {profiled.Samples:N0} samples");
+            }
+
+            return profiled;
+        }
+        catch (Exception e) when (e is InvalidOperationException or IOException or TimeoutException)
+        {
+            context.Log($"  {step.Id}: no CPU profile: {e.Message}");
+            return null;
+        }
+    }
+
+    /// <summary>A step's flame graph, in its directory under <c>steps/</c>.</summary>
+    internal const string ProfileFileName = "cpu-profile.svg";
 
     /// <summary>
     /// Runs a load, printing its progress every <see cref="LabRunOptions.ProgressInterval"/> while it runs
