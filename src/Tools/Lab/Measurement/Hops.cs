@@ -103,8 +103,9 @@ internal static class Hops
         return ((long)waited, waited > 0 ? total / waited * 1000 : 0);
     }
 
+    /// <summary>A Cosmos DB call that failed: a 4xx or 5xx other than 404 (an answer) and 429 (throttled, which the SDK retries: a retry, not an error).</summary>
     private static bool CosmosFailed(PrometheusSample sample) =>
-        int.TryParse(sample.Label("http_response_status_code"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var status) && status >= 400 && status is not 404 and not 304;
+        int.TryParse(sample.Label("http_response_status_code"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var status) && status >= 400 && status is not 404 and not 429;
 
     /// <summary>
     /// Retries of a hop: Polly's retry events of the caller's pipeline named after the callee (the HTTP backends), or

@@ -286,7 +286,7 @@ internal static partial class ReportWriter
         static string E(string text) => WebUtility.HtmlEncode(text);
         var html = new StringBuilder();
         html.AppendLine("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Drone Delivery lab report</title>");
-        html.AppendLine("<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th:first-child,td:first-child{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}.pass{color:#2b8a3e}.fail{color:#c92a2a}.note{color:#666}pre{background:#f6f8fa;padding:.8em;white-space:pre-wrap}</style></head><body>");
+        html.AppendLine("<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th:first-child,td:first-child{text-align:left}img{max-width:100%;border:1px solid #eee;margin:.5em 0}.pass{color:#2b8a3e}.fail{color:#c92a2a}.note{color:#666}pre{background:#f6f8fa;padding:.8em;white-space:pre-wrap}table.use td,caption{text-align:left}.diagnosis{background:#fff8e1;padding:.5em .8em;border-left:4px solid #e67700}</style></head><body>");
         html.AppendLine("<h1>Drone Delivery lab report</h1>");
         html.AppendLine(CultureInfo.InvariantCulture, $"<p>{E(options.Mode.ToString().ToLowerInvariant())} mode on {Environment.ProcessorCount} cores. Figures differ from the articles in size; compare directions.</p>");
         html.AppendLine("<h2>Verdicts</h2><ul>");
