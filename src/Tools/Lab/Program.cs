@@ -50,7 +50,8 @@ namespace DroneDelivery.Lab
             var values = new WhatIfOptions();
             var dashboard = DashboardOption();
             var profile = new Option<bool>("--profile") { Description = "Profile each step's busiest .NET process for a few seconds of its load and draw where its CPU goes as a flame graph (the profiler's pauses cost that process about a tenth of its work while it runs)." };
-            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, dashboard, profile, calibration, measureOnce, scale };
+            var noTraces = new Option<bool>("--no-traces") { Description = $"Trace no requests: without it {LabRunner.TraceSamplingRatio:P0} of them are traced and each step's report draws a representative slow one as a waterfall." };
+            var command = new Command("run", "Replay scenarios step by step, write the report and print a verdict per step.") { scenarios, quick, full, steps, output, divisor, prometheus, dashboard, profile, noTraces, calibration, measureOnce, scale };
             values.AddTo(command);
             command.SetAction(async (parse, cancellationToken) =>
             {
@@ -100,6 +101,7 @@ namespace DroneDelivery.Lab
                     PrometheusPort = parse.GetValue(prometheus),
                     Dashboard = parse.GetValue(dashboard),
                     Profile = parse.GetValue(profile),
+                    Traces = !parse.GetValue(noTraces),
                     Calibration = calibrated,
                     RemeasureDisturbed = !parse.GetValue(measureOnce),
                     Scale = parse.GetValue(scale),

@@ -184,6 +184,30 @@ public sealed class QuickLabRunTests(QuickLabRun run)
         Assert.Contains("| metric | A1 article | A1 here |", report, StringComparison.Ordinal);
         Assert.Contains("### Step B5", report, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void Every_step_shows_its_diagnosis_hops_USE_table_and_a_traced_request()
+    {
+        var steps = run.Results.GetProperty("scenarios").EnumerateArray().SelectMany(s => s.GetProperty("steps").EnumerateArray()).ToList();
+        var report = File.ReadAllText(Path.Combine(run.Output, "report.md"));
+
+        Assert.Equal(steps.Count, Regex.Matches(report, @"^\*\*Diagnosis\*\* \(", RegexOptions.Multiline).Count);
+        foreach (var step in steps)
+        {
+            var id = step.GetProperty("id").GetString()!;
+            Assert.False(string.IsNullOrEmpty(step.GetProperty("diagnosis").GetProperty("rule").GetString()), id);
+            Assert.NotEmpty(step.GetProperty("hops").EnumerateArray());
+            Assert.NotEmpty(step.GetProperty("use").EnumerateArray());
+            Assert.True(step.GetProperty("trace").ValueKind == JsonValueKind.Object, $"{id} has no traced request");
+            Assert.True(step.GetProperty("trace").GetProperty("spans").GetInt32() >= 4, $"{id}'s traced request has too few spans");
+            Assert.True(File.Exists(Path.Combine(run.Output, "steps", id, LabRunner.TraceFileName)), $"{id}'s waterfall is missing");
+        }
+
+        // The steps whose required effects are a throttled container and lost locks are diagnosed as such.
+        string Rule(string id) => steps.Single(s => s.GetProperty("id").GetString() == id).GetProperty("diagnosis").GetProperty("rule").GetString()!;
+        Assert.Equal("cosmos-throttled", Rule("A1"));
+        Assert.Equal("locks-lost", Rule("B4"));
+    }
 }
 
 [Trait("Category", "LabFaults")]

@@ -50,6 +50,9 @@ internal sealed record PipelineFigures(
         CompletionsPer5Seconds.Points.Where(p => p.Second + 5 <= loadDuration.TotalSeconds + 0.5).Sum(p => p.Value);
 }
 
+/// <summary>The trace a step's report draws: its id, its root span's duration, its spans, how many traces it was chosen from, and its throttled calls.</summary>
+internal sealed record StepTrace(string TraceId, double DurationMs, int Spans, int Traced, int Throttled);
+
 /// <summary>Everything the lab measured in one step.</summary>
 internal sealed record StepResult
 {
@@ -158,6 +161,9 @@ internal sealed record StepResult
 
     /// <summary>Each caller's calls to each dependency over the step, from the services' own metrics (<see cref="Measurement.Hops"/>).</summary>
     public IReadOnlyList<Hop> Hops { get; init; } = [];
+
+    /// <summary>The trace the step's report draws, or null when none was traced.</summary>
+    public StepTrace? Trace { get; init; }
 
     /// <summary>The step's CPU profile of its busiest process (<c>run --profile</c>), or null.</summary>
     public Profiling.ProfiledProcess? Profile { get; init; }

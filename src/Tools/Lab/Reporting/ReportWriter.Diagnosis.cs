@@ -18,6 +18,8 @@ internal static partial class ReportWriter
             [("p50", [.. result.Hops.Select(h => (double?)h.P50Ms)]), ("p99", [.. result.Hops.Select(h => (double?)h.P99Ms)])],
             "ms");
 
+    private static string TraceLink(StepResult step) => $"steps/{step.Step.Id}/{Scenarios.LabRunner.TraceFileName}";
+
     private static string ProfileLink(StepResult step) => $"steps/{step.Step.Id}/{Scenarios.LabRunner.ProfileFileName}";
 
     private static string HopLabel(Hop hop) => (hop.OnCriticalPath ? "* " : string.Empty) + hop.Name;
@@ -36,6 +38,12 @@ internal static partial class ReportWriter
             }
 
             md.AppendLine();
+        }
+
+        if (step.Trace is { } trace)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"A representative slow request: {trace.DurationMs:0} ms, {trace.Spans} spans{(trace.Throttled > 0 ? $", {trace.Throttled} throttled Cosmos DB calls" : string.Empty)} (the 90th percentile of {trace.Traced} traced; trace `{trace.TraceId}`).").AppendLine();
+            md.AppendLine(CultureInfo.InvariantCulture, $"![waterfall of a request]({TraceLink(step)})").AppendLine();
         }
 
         if (step.Profile is { } profile)
@@ -67,6 +75,11 @@ internal static partial class ReportWriter
             }
 
             html.AppendLine("</table>");
+        }
+
+        if (step.Trace is { } trace)
+        {
+            html.AppendLine(CultureInfo.InvariantCulture, $"<p>A representative slow request: {trace.DurationMs:0} ms, {trace.Spans} spans (the 90th percentile of {trace.Traced} traced).</p><img src=\"{E(TraceLink(step))}\" alt=\"waterfall of a request\">");
         }
 
         if (step.Profile is { } profile)

@@ -402,6 +402,7 @@ internal static partial class ReportWriter
                 machineBoundReason = s.MachineBound ? s.MachineBoundReason : null,
                 threadPoolSaturation = s.ThreadPoolSaturation,
                 hops = s.Hops,
+                trace = s.Trace,
                 diagnosis = Diagnosis.Diagnose(s),
                 use = Diagnosis.UseTable(s),
             }),

@@ -91,6 +91,8 @@ internal sealed class GatewayScenario : LabScenario
     }
 
     /// <summary>The gateway and its three backends; Ingestion, the Workflow and the broker play no part in an invoice.</summary>
+    public override string TraceRoot => "GET /api/invoices/{ownerId}";
+
     public override IReadOnlyList<ServiceKind> Services { get; } = [ServiceKind.Gateway, ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler];
 
     /// <summary>

@@ -237,6 +237,12 @@ internal sealed record LabRunOptions
     /// <summary>When set, the standalone Aspire dashboard runs beside the system and receives every process's telemetry (<c>--dashboard</c>).</summary>
     public bool Dashboard { get; init; }
 
+    /// <summary>
+    /// A sample of the requests is traced (through the Aspire dashboard, started for it) and each step's report draws a
+    /// representative slow one as a waterfall; on for <c>run</c> unless <c>--no-traces</c>.
+    /// </summary>
+    public bool Traces { get; init; }
+
     /// <summary>Each step's busiest .NET process is profiled during its load and drawn as a flame graph (<c>--profile</c>).</summary>
     public bool Profile { get; init; }
 

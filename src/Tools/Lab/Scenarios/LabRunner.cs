@@ -234,8 +234,9 @@ internal static class LabRunner
                 ReplicaOverrides = replicaOverrides,
                 Prometheus = options.PrometheusPort is { } port ? (port, Path.Combine(options.OutputDirectory, "prometheus")) : null,
                 RedisPersistence = options.RedisPersistence,
-                Dashboard = options.Dashboard,
-                DeploymentValues = options.DeploymentValues,
+                Dashboard = options.Dashboard || options.Traces,
+                // Traces for the report alone: a sample (the dashboard's own view, --dashboard, keeps them all).
+                DeploymentValues = options.Traces && !options.Dashboard ? options.DeploymentValues.MergedWith(SampledTraces) : options.DeploymentValues,
                 Log = options.Log,
             },
             cancellationToken);
@@ -323,6 +324,7 @@ internal static class LabRunner
             var metricsAfter = await MetricsSnapshot.TakeAsync(sampler, running, cancellationToken).ConfigureAwait(false);
             measured = measured with
             {
+                Trace = context.Options.Traces ? await DrawTraceAsync(scenario, context, step, loadStart, cancellationToken).ConfigureAwait(false) : null,
                 Hops = Measurement.Hops.Between(metricsBefore, metricsAfter),
                 Profile = profiled,
                 ConnectionPoolWaits = running.ToDictionary(s => s.Name, s => Measurement.Hops.ConnectionPoolWaits(metricsBefore, metricsAfter, s.Name), StringComparer.Ordinal),
@@ -375,6 +377,59 @@ internal static class LabRunner
             return null;
         }
     }
+
+    /// <summary>The share of requests traced when traces serve the report only: enough for a representative one per step at a few requests per second.</summary>
+    internal const double TraceSamplingRatio = 0.05;
+
+    private static readonly ValuesTree SampledTraces = ValuesTree.From(new Dictionary<string, object?>
+    {
+        ["commonSettings"] = new Dictionary<string, object?>
+        {
+            ["Telemetry"] = new Dictionary<string, object?> { ["TraceSamplingRatio"] = TraceSamplingRatio },
+        },
+    });
+
+    private static readonly HttpClient DashboardHttp = new() { Timeout = TimeSpan.FromSeconds(30) };
+
+    /// <summary>
+    /// The step's representative slow request (<see cref="Traces.Representative"/>) among the traces the dashboard
+    /// received since the load began, drawn as a waterfall into <c>steps/&lt;id&gt;/trace.svg</c>; null when there is none.
+    /// </summary>
+    private static async Task<StepTrace?> DrawTraceAsync(LabScenario scenario, LabContext context, Step step, DateTimeOffset since, CancellationToken cancellationToken)
+    {
+        if (context.Deployment.Dashboard is not { } dashboard)
+        {
+            return null;
+        }
+
+        try
+        {
+            // The exporters send their spans in batches every 5 s: a trace that began in the last few seconds may not
+            // be whole yet, so only the ones before are candidates (the step's load lasts far longer).
+            var traces = await Measurement.Traces.ReadAsync(
+                DashboardHttp, dashboard.Url, scenario.TraceRoot, since, DateTimeOffset.UtcNow - Measurement.Traces.ExportDelay, cancellationToken).ConfigureAwait(false);
+            if (Measurement.Traces.Representative(traces) is not { } trace)
+            {
+                return null;
+            }
+
+            var file = Path.Combine(context.Options.OutputDirectory, "steps", step.Id, TraceFileName);
+            Directory.CreateDirectory(Path.GetDirectoryName(file)!);
+            await File.WriteAllTextAsync(
+                file,
+                Reporting.Waterfall.ToSvg(trace, $"{step.Label}: a representative slow request (90th percentile of {traces.Count} traced)"),
+                cancellationToken).ConfigureAwait(false);
+            return new StepTrace(trace.TraceId, trace.DurationMs, trace.Spans.Count, traces.Count, trace.Spans.Count(s => s.Throttled));
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException or System.Text.Json.JsonException && !cancellationToken.IsCancellationRequested)
+        {
+            context.Log($"  {step.Id}: no trace drawn: {e.Message}");
+            return null;
+        }
+    }
+
+    /// <summary>A step's waterfall, in its directory under <c>steps/</c>.</summary>
+    internal const string TraceFileName = "trace.svg";
 
     /// <summary>A step's flame graph, in its directory under <c>steps/</c>.</summary>
     internal const string ProfileFileName = "cpu-profile.svg";

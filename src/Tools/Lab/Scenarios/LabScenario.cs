@@ -61,6 +61,9 @@ internal abstract class LabScenario
     /// <summary>The services the scenario's requests reach; the lab starts only these (two cores have none to spare).</summary>
     public abstract IReadOnlyList<ServiceKind> Services { get; }
 
+    /// <summary>The name of the span a request of this scenario starts with (its public service's server span): the root of the trace a step draws.</summary>
+    public abstract string TraceRoot { get; }
+
     /// <summary>
     /// The step whose settings the machine probe runs with (<see cref="ScaleSelection"/>): one whose requests cost
     /// what the scenario's costliest steps cost (A1: nine Cosmos DB queries per invoice; B5: a workflow that keeps up).

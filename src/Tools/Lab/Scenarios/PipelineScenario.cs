@@ -52,6 +52,8 @@ internal sealed class PipelineScenario : LabScenario
     public override bool FewerReplicasInQuickMode => true;
 
     /// <summary>Ingestion, the Workflow and the three backends it calls; the gateway plays no part in a delivery request.</summary>
+    public override string TraceRoot => "POST /api/deliveryrequests";
+
     public override IReadOnlyList<ServiceKind> Services { get; } = [ServiceKind.Ingestion, ServiceKind.Workflow, ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler];
 
     /// <summary>
