@@ -33,6 +33,9 @@ public sealed class WhatIfReportTests : IDisposable
         Assert.Contains("charts/whatif-B4-incoming-messages-s.svg", markdown);
         Assert.True(File.Exists(Path.Combine(run, "charts", "whatif-B4-outgoing-deliveries-s.svg")));
         Assert.Contains("B4 + what-if beside B4", await File.ReadAllTextAsync(Path.Combine(run, "index.html")));
+        // The step and its what-if each with its own diagnosis: PrefetchCount 0 loses (almost) no locks.
+        Assert.Contains("**Diagnosis** (locks-lost): 3,667 settlements lost their lock", markdown);
+        Assert.Equal(2, System.Text.RegularExpressions.Regex.Matches(markdown, @"^\*\*Diagnosis\*\*", System.Text.RegularExpressions.RegexOptions.Multiline).Count);
 
         var results = JsonNode.Parse(await File.ReadAllTextAsync(Path.Combine(run, "results.json")))!;
         var whatIf = results["scenarios"]![0]!["steps"]![1]!;
@@ -70,6 +73,10 @@ public sealed class WhatIfReportTests : IDisposable
         Assert.True(File.Exists(Path.Combine(output, "charts", "compare-b4-outgoing-deliveries-s.svg")));
         Assert.Contains("outgoing deliveries", console);
         Assert.Contains("0.78×", console);
+        // Each side's reasoning: the lost locks in both (B4's prefetch), named by the rule that found them.
+        Assert.Contains("Diagnosis a: locks-lost: 3,667 settlements lost their lock", markdown);
+        Assert.Contains("Diagnosis b: locks-lost:", markdown);
+        Assert.Contains("Diagnosis a: locks-lost", console);
     }
 
     [Fact]

@@ -12,8 +12,8 @@ internal sealed record LabReport(string Directory, string Mode, IReadOnlyList<La
 {
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
-    /// <summary>A step of the report: id, label and every figure.</summary>
-    internal sealed record StepFiguresOf(string Id, string Label, IReadOnlyList<Figure> Figures);
+    /// <summary>A step of the report: id, label, every figure, and its diagnosis (rule and sentence) when the report has one.</summary>
+    internal sealed record StepFiguresOf(string Id, string Label, IReadOnlyList<Figure> Figures, string? Diagnosis = null);
 
     /// <summary>Reads a report from its directory or its <c>results.json</c>.</summary>
     /// <exception cref="InvalidDataException">The path is not a lab report (named in the message, with what is missing).</exception>
@@ -46,7 +46,7 @@ internal sealed record LabReport(string Directory, string Mode, IReadOnlyList<La
             throw new InvalidDataException($"'{file}' has no figures for step {old.Id}: it was written by an older lab, which the comparison cannot read; run the steps again.");
         }
 
-        return new LabReport(Path.GetDirectoryName(Path.GetFullPath(file))!, results.Mode, [.. steps.Select(s => new StepFiguresOf(s.Id, s.Label ?? s.Id, s.Figures!))]);
+        return new LabReport(Path.GetDirectoryName(Path.GetFullPath(file))!, results.Mode, [.. steps.Select(s => new StepFiguresOf(s.Id, s.Label ?? s.Id, s.Figures!, s.Diagnosis is { Rule: { } rule, Sentence: { } sentence } ? $"{rule}: {sentence}" : null))]);
     }
 
     public StepSeries Series(string stepId) => StepSeries.Read(Path.Combine(Directory, "steps", stepId));
@@ -55,7 +55,9 @@ internal sealed record LabReport(string Directory, string Mode, IReadOnlyList<La
 
     private sealed record ScenarioJson(string? Id, List<StepJson>? Steps);
 
-    private sealed record StepJson(string Id, string? Label, List<Figure>? Figures);
+    private sealed record StepJson(string Id, string? Label, List<Figure>? Figures, DiagnosisJson? Diagnosis);
+
+    private sealed record DiagnosisJson(string? Rule, string? Sentence);
 }
 
 /// <summary>
@@ -123,6 +125,13 @@ internal static class ComparisonReport
             md.AppendLine().AppendLine(CultureInfo.InvariantCulture, $"## {step.Label}").AppendLine().Append(Comparison.Markdown(rows, "a", "b")).AppendLine();
             html.AppendLine(CultureInfo.InvariantCulture, $"<h2>{WebUtility.HtmlEncode(step.Label)}</h2>").Append(Comparison.Html(rows, "a", "b"));
             console.AppendLine(CultureInfo.InvariantCulture, $"{step.Label}:").Append(Comparison.ConsoleTable(rows, "a", "b")).AppendLine();
+            foreach (var (label, diagnosis) in new[] { ("a", step.Diagnosis), ("b", b.Steps.Single(s => s.Id == step.Id).Diagnosis) }.Where(d => d.Item2 is not null))
+            {
+                md.AppendLine(CultureInfo.InvariantCulture, $"Diagnosis {label}: {diagnosis}").AppendLine();
+                html.AppendLine(CultureInfo.InvariantCulture, $"<p><b>Diagnosis {label}</b>: {WebUtility.HtmlEncode(diagnosis!.Replace("`", string.Empty, StringComparison.Ordinal))}</p>");
+                console.AppendLine(CultureInfo.InvariantCulture, $"Diagnosis {label}: {diagnosis}");
+            }
+
             foreach (var chart in charts.Where(c => c.FileName.StartsWith($"compare-{Comparison.Slug(step.Id)}-", StringComparison.Ordinal)))
             {
                 md.AppendLine(CultureInfo.InvariantCulture, $"![{chart.Title}](charts/{chart.FileName})");
