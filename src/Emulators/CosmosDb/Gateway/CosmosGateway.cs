@@ -7,6 +7,7 @@ using DroneDelivery.Emulators.CosmosDb.Metrics;
 using DroneDelivery.Emulators.CosmosDb.Protocol;
 using DroneDelivery.Emulators.CosmosDb.Query;
 using DroneDelivery.Emulators.CosmosDb.Storage;
+using DroneDelivery.Emulators.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 
@@ -110,7 +111,7 @@ internal sealed class CosmosGateway
         {
             if (response.Latency > TimeSpan.Zero)
             {
-                await DelayAtLeastAsync(response.Latency, http.RequestAborted).ConfigureAwait(false);
+                await ModelledDelay.AtLeastAsync(response.Latency, _time, http.RequestAborted).ConfigureAwait(false);
             }
 
             // Logged before the answer is written: a client that reads the log once it has its
@@ -154,16 +155,6 @@ internal sealed class CosmosGateway
         if (response.Throttled)
         {
             span.SetTag("cosmos_emulator.throttled", true);
-        }
-    }
-
-    // A timer may fire up to a clock tick early; the modelled latency is a floor a client can rely on.
-    private async Task DelayAtLeastAsync(TimeSpan latency, CancellationToken cancellation)
-    {
-        var start = _time.GetTimestamp();
-        for (var left = latency; left > TimeSpan.Zero; left = latency - _time.GetElapsedTime(start))
-        {
-            await Task.Delay(left < TimeSpan.FromMilliseconds(1) ? TimeSpan.FromMilliseconds(1) : left, _time, cancellation).ConfigureAwait(false);
         }
     }
 

@@ -3,6 +3,7 @@ using DroneDelivery.Emulators.ServiceBus.Amqp.Codec;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Framing;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Messaging;
 using DroneDelivery.Emulators.ServiceBus.Faults;
+using DroneDelivery.Emulators.Hosting;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -263,7 +264,7 @@ internal sealed class EmulatorLinkHandler(Namespace ns, ConnectionState state, A
             }
             else if (ns.Settings.SendLatency > TimeSpan.Zero)
             {
-                _ = Task.Delay(ns.Settings.SendLatency, ns.Settings.Time).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
+                _ = ModelledDelay.AtLeastAsync(ns.Settings.SendLatency, ns.Settings.Time).ContinueWith(_ => Store(l, delivery, entity), TaskScheduler.Default);
             }
             else
             {

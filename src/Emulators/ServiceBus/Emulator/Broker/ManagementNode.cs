@@ -2,6 +2,7 @@ using DroneDelivery.Emulators.ServiceBus.Amqp;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Codec;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Framing;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Messaging;
+using DroneDelivery.Emulators.Hosting;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -32,7 +33,7 @@ internal sealed class ManagementNode(QueueEntity entity, LatencyModel latency, T
         var body = (request.Body as ValueBody)?.Value as Dictionary<object, object?> ?? [];
         if (operation == ServiceBusAmqpNames.UpdateDispositionOperation && latency.Complete is var completeLatency && completeLatency > TimeSpan.Zero)
         {
-            _ = Task.Delay(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body, state)), TaskScheduler.Default);
+            _ = ModelledDelay.AtLeastAsync(completeLatency, time).ContinueWith(_ => Reply(request, state, Handle(operation, body, state)), TaskScheduler.Default);
             return;
         }
 

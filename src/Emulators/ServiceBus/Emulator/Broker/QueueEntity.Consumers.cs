@@ -1,4 +1,5 @@
 using DroneDelivery.Emulators.ServiceBus.Amqp;
+using DroneDelivery.Emulators.Hosting;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -60,7 +61,7 @@ internal sealed partial class QueueEntity
         }
 
         // Let deliveries already on their way go out before giving back the rest of the credit.
-        _ = Task.Delay(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ => link.CompleteDrain(), TaskScheduler.Default);
+        _ = ModelledDelay.AtLeastAsync(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ => link.CompleteDrain(), TaskScheduler.Default);
     }
 
     /// <summary>Hands available messages to consumers with credit, round robin. Caller holds the lock.</summary>
@@ -171,7 +172,7 @@ internal sealed partial class QueueEntity
         }
 
         consumer.Reserved++;
-        _ = Task.Delay(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ =>
+        _ = ModelledDelay.AtLeastAsync(_settings.ReceiveLatency, _settings.Time).ContinueWith(_ =>
         {
             lock (_sync)
             {

@@ -1,6 +1,7 @@
 using DroneDelivery.Emulators.ServiceBus.Amqp;
 using DroneDelivery.Emulators.ServiceBus.Amqp.Framing;
 using DroneDelivery.Emulators.ServiceBus.Faults;
+using DroneDelivery.Emulators.Hosting;
 
 namespace DroneDelivery.Emulators.ServiceBus.Broker;
 
@@ -34,7 +35,7 @@ internal sealed partial class QueueEntity
             return;
         }
 
-        _ = Task.Delay(_settings.CompleteLatency, _settings.Time).ContinueWith(_ => Settle(link, delivery, context, state, answer), TaskScheduler.Default);
+        _ = ModelledDelay.AtLeastAsync(_settings.CompleteLatency, _settings.Time).ContinueWith(_ => Settle(link, delivery, context, state, answer), TaskScheduler.Default);
     }
 
     private void Settle(SenderLink link, OutgoingDelivery delivery, DeliveryContext context, DeliveryState state, bool answer)
