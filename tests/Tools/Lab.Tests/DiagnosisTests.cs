@@ -75,6 +75,15 @@ public sealed class DiagnosisTests
     }
 
     [Fact]
+    public void One_lock_lost_at_the_end_of_a_backlog_is_no_limit()
+    {
+        // As a real run of B2 with MaxConcurrentCalls 20 measured: one lost lock among about a thousand settlements.
+        var finding = Diagnosis.Diagnose(PipelineStep("B2", lockLost: 1, messagesPerSecond: 20, processMs: 600, set: "workflow.settings.Processor.MaxConcurrentCalls=20"));
+
+        Assert.NotEqual("locks-lost", finding.Rule);
+    }
+
+    [Fact]
     public void B4s_lost_locks_are_the_prefetch_buffer_and_with_PrefetchCount_0_there_are_none_to_blame()
     {
         var b4 = Diagnosis.Diagnose(PipelineStep("B4", lockLost: 850, messagesPerSecond: 40, processMs: 260));

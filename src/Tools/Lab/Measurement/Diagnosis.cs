@@ -140,12 +140,26 @@ internal static class Diagnosis
             : null;
     }
 
-    private static Finding? LocksLost(StepResult step) => step.Pipeline is { LockLost: > 0 } pipeline
-        ? new Finding(
+    /// <summary>Lost locks bind from this share of the settlements on: one lock lost at the end of a backlog is not a limit.</summary>
+    internal const double LockLostShare = 0.01;
+
+    private static Finding? LocksLost(StepResult step)
+    {
+        if (step.Pipeline is not { LockLost: > 0 } pipeline || Share(pipeline.LockLost, pipeline.Completed + pipeline.LockLost) < LockLostShare)
+        {
+            return null;
+        }
+
+        var prefetch = step.Step.Setting("workflow.settings.Processor.PrefetchCount") ?? "0";
+        var lockDuration = step.Step.Setting("serviceBus.queues.deliveryrequests.lockDuration") ?? "PT1M";
+        var why = prefetch == "0"
+            ? $"messages outlive the queue's {lockDuration} lock while they are handled"
+            : $"prefetched messages wait in the client's buffer past the queue's {lockDuration} lock";
+        return new Finding(
             "locks-lost",
-            F($"{pipeline.LockLost:N0} settlements lost their lock ({Share(pipeline.LockLost, pipeline.Completed + pipeline.LockLost) * 100:0} % of settlements) with PrefetchCount {step.Step.Setting("workflow.settings.Processor.PrefetchCount") ?? "0"}: prefetched messages wait in the client's buffer past the queue's {step.Step.Setting("serviceBus.queues.deliveryrequests.lockDuration") ?? "PT1M"} lock, are delivered again ({Share(pipeline.Outgoing, pipeline.Incoming):0.00} deliveries per message) and dead-lettered ({pipeline.DeadLettered:N0})"),
-            [new("serviceBus.queues.deliveryrequests.lockDuration", "queueLockDuration"), new("workflow.settings.Processor.PrefetchCount")])
-        : null;
+            F($"{pipeline.LockLost:N0} settlements lost their lock ({Share(pipeline.LockLost, pipeline.Completed + pipeline.LockLost) * 100:0} % of settlements) with PrefetchCount {prefetch}: {why}, are delivered again ({Share(pipeline.Outgoing, pipeline.Incoming):0.00} deliveries per message) and dead-lettered ({pipeline.DeadLettered:N0})"),
+            [new("serviceBus.queues.deliveryrequests.lockDuration", "queueLockDuration"), new("workflow.settings.Processor.PrefetchCount")]);
+    }
 
     private static Finding? WorkflowConcurrency(StepResult step) => InFlight(step) is { } flight && flight.Mean >= Binding * flight.Capacity
         ? new Finding(
