@@ -226,7 +226,7 @@ internal sealed class HostileBroker : IAsyncDisposable
                     };
                     if (error is not null)
                     {
-                        CheckCondition(error.Condition.Value, "a raw connection");
+                        CheckCondition(error.Condition.Value, "a raw connection (" + error.Description + ")");
                         errors.Add(error.Condition.Value);
                     }
                 }

@@ -65,11 +65,28 @@ internal sealed class CbsNode(string keyName, string key, TimeProvider time)
     /// <summary>The entity path of an audience or resource URI (<c>sb://host/queue</c> → <c>queue</c>).</summary>
     public static string PathOf(string uriOrPath)
     {
-        if (Uri.TryCreate(uriOrPath, UriKind.Absolute, out var uri) && uri.Scheme is "sb" or "amqp" or "amqps" or "http" or "https")
+        if (AbsoluteUri(uriOrPath) is { Scheme: "sb" or "amqp" or "amqps" or "http" or "https" } uri)
         {
             return Uri.UnescapeDataString(uri.AbsolutePath).Trim('/');
         }
 
         return uriOrPath.Trim('/');
+    }
+
+    /// <summary>
+    /// The address as an absolute URI, or null. <see cref="Uri.TryCreate(string, UriKind, out Uri)"/> itself throws on
+    /// some hostile addresses (an <see cref="IndexOutOfRangeException"/> for <c>//</c> followed by a right-to-left
+    /// override, on .NET 10.0.12): such an address is no URI, and its link gets the protocol's not-found, not an internal error.
+    /// </summary>
+    private static Uri? AbsoluteUri(string text)
+    {
+        try
+        {
+            return Uri.TryCreate(text, UriKind.Absolute, out var uri) ? uri : null;
+        }
+        catch (IndexOutOfRangeException)
+        {
+            return null;
+        }
     }
 }
