@@ -97,6 +97,17 @@ public sealed class PackageTests(CosmosFixture cosmos) : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_calls_duration_names_the_container_it_went_to()
+    {
+        using var metrics = new MetricRecorder(CosmosTelemetry.CallDuration);
+
+        await Summary(NewId(), 2025, 6);
+
+        Assert.NotEmpty(metrics.Of(CosmosTelemetry.CallDuration, ("db.collection.name", new PackagesSettings().ContainerId), ("db.operation.name", "query")));
+        Assert.Empty(metrics.Of(CosmosTelemetry.CallDuration, ("db.collection.name", "none"), ("db.operation.name", "query")));
+    }
+
+    [Fact]
     public async Task Invalid_or_missing_fields_are_listed_in_one_400()
     {
         var response = await _service.Client.PutJsonAsync("api/packages/pkg-1", new PackageUpsert { OwnerId = "o", Weight = -1, Year = 1999, Month = 13 });

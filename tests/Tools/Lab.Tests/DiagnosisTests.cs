@@ -126,6 +126,21 @@ public sealed class DiagnosisTests
         Assert.Equal("maxmemory 512mb", pipeline[2].Utilisation);
     }
 
+    [Fact]
+    public void The_USE_table_gives_Redis_used_memory_against_maxmemory_during_the_step()
+    {
+        const long Mb = 1024 * 1024;
+        var b1 = PipelineStep("B1", messagesPerSecond: 1, processMs: 900, redisOom: 300);
+        var full = b1 with { Pipeline = b1.Pipeline! with { Redis = new RedisMemory(50 * Mb, 63 * Mb, 64 * Mb) } };
+        var unlimited = b1 with { Pipeline = b1.Pipeline! with { Redis = new RedisMemory(50 * Mb, 70 * Mb, 0) } };
+
+        var redis = Diagnosis.UseTable(full).Single(r => r.Resource == "Redis");
+
+        Assert.Equal("63.0 of 64.0 MB used at the end (98 %), 50.0 MB at the start", redis.Utilisation);
+        Assert.Equal("300 OOM refusals", redis.Errors);
+        Assert.StartsWith("70.0 MB used at the end, 50.0 MB at the start (", Diagnosis.UseTable(unlimited).Single(r => r.Resource == "Redis").Utilisation, StringComparison.Ordinal);
+    }
+
     private static Step StepOf(string id, string? set) => set is null
         ? Catalog[id]
         : Catalog.WhatIf(id, new WhatIf([new ValuesSource(ValuesSourceKind.Set, set)]));
@@ -150,7 +165,7 @@ public sealed class DiagnosisTests
                 new Hop("gateway", "delivery", 20, 3, 8, 0, 0),
                 new Hop("gateway", "package", 20, 40, 90, 0, 0),
                 new Hop("gateway", "dronescheduler", 20, droneSchedulerP50Ms, droneSchedulerP50Ms * 2, 0, 0) { OnCriticalPath = true },
-                new Hop("dronescheduler", "Cosmos DB query", 20 * (callsPerOperation - 1), Math.Min(60, droneSchedulerP50Ms * 0.8), 120, 0, 0) { OnCriticalPath = true },
+                new Hop("dronescheduler", "Cosmos DB utilization query", 20 * (callsPerOperation - 1), Math.Min(60, droneSchedulerP50Ms * 0.8), 120, 0, 0) { OnCriticalPath = true },
             ],
         };
     }

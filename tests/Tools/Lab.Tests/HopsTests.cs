@@ -41,6 +41,40 @@ public sealed class HopsTests
     }
 
     [Fact]
+    public void Each_container_a_service_calls_is_a_hop_of_its_own()
+    {
+        // A service that queries two containers: one fast, one whose calls are throttled and slow.
+        const string Text = """
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="packages",db_operation_name="query",http_response_status_code="200",le="0.01"} 90
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="packages",db_operation_name="query",http_response_status_code="200",le="0.5"} 100
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="packages",db_operation_name="query",http_response_status_code="200",le="+Inf"} 100
+            dronedelivery_cosmos_call_duration_seconds_count{db_collection_name="packages",db_operation_name="query",http_response_status_code="200"} 100
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="200",le="0.01"} 0
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="200",le="0.5"} 40
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="200",le="+Inf"} 40
+            dronedelivery_cosmos_call_duration_seconds_count{db_collection_name="utilization",db_operation_name="query",http_response_status_code="200"} 40
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="429",le="0.01"} 10
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="429",le="0.5"} 10
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="utilization",db_operation_name="query",http_response_status_code="429",le="+Inf"} 10
+            dronedelivery_cosmos_call_duration_seconds_count{db_collection_name="utilization",db_operation_name="query",http_response_status_code="429"} 10
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="none",db_operation_name="read_account",http_response_status_code="200",le="0.01"} 1
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="none",db_operation_name="read_account",http_response_status_code="200",le="0.5"} 1
+            dronedelivery_cosmos_call_duration_seconds_bucket{db_collection_name="none",db_operation_name="read_account",http_response_status_code="200",le="+Inf"} 1
+            dronedelivery_cosmos_call_duration_seconds_count{db_collection_name="none",db_operation_name="read_account",http_response_status_code="200"} 1
+            """;
+        var after = new MetricsSnapshot(10, new Dictionary<string, IReadOnlyList<PrometheusSample>> { ["package"] = [.. PrometheusText.Parse(Text)] });
+
+        var hops = Hops.Between(Start, after).ToDictionary(h => h.To);
+
+        Assert.Equal(["Cosmos DB packages query", "Cosmos DB read_account", "Cosmos DB utilization query"], hops.Keys.Order(StringComparer.Ordinal));
+        Assert.Equal((10.0, 0L), (hops["Cosmos DB packages query"].CallsPerSecond, hops["Cosmos DB packages query"].Retries));
+        Assert.Equal((5.0, 10L), (hops["Cosmos DB utilization query"].CallsPerSecond, hops["Cosmos DB utilization query"].Retries));
+        Assert.True(hops["Cosmos DB utilization query"].OnCriticalPath);
+        Assert.True(Hops.IsCosmos(hops["Cosmos DB utilization query"], "query"));
+        Assert.False(Hops.IsCosmos(hops["Cosmos DB read_account"], "query"));
+    }
+
+    [Fact]
     public void Nothing_called_between_the_snapshots_is_no_hop_and_counters_that_went_back_count_nothing()
     {
         var recorded = Recorded("A1", seconds: 25);

@@ -87,11 +87,7 @@ internal static class Diagnosis
                     F($"{pipeline.Abandoned:N0} abandoned")));
             }
 
-            rows.Add(new UseRow(
-                "Redis",
-                step.Step.Setting("redis.maxmemory") is { } maxMemory ? $"maxmemory {maxMemory}" : "no maxmemory",
-                "–",
-                F($"{pipeline.RedisOutOfMemoryErrors:N0} OOM refusals")));
+            rows.Add(new UseRow("Redis", RedisUtilisation(step, pipeline.Redis), "–", F($"{pipeline.RedisOutOfMemoryErrors:N0} OOM refusals")));
         }
 
         foreach (var (service, waits) in step.ConnectionPoolWaits.OrderBy(w => w.Key, StringComparer.Ordinal).Where(w => w.Value.Waited > 0))
@@ -105,6 +101,19 @@ internal static class Diagnosis
             F($"p99 {step.PercentileMs(99):0} ms"),
             F($"{step.Load.Totals.Errors:N0} failed or timed out ({string.Join(", ", step.Load.StatusCounts.Where(s => !s.Key.StartsWith('2')).OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key} × {s.Value:N0}"))})")));
         return rows;
+    }
+
+    /// <summary>Redis' used memory against its maxmemory at the step's end, and where it began.</summary>
+    private static string RedisUtilisation(StepResult step, RedisMemory? memory)
+    {
+        static double Mb(long bytes) => bytes / 1048576.0;
+        var limit = step.Step.Setting("redis.maxmemory") is { } maxMemory ? $"maxmemory {maxMemory}" : "no maxmemory";
+        return memory switch
+        {
+            null => limit,
+            { UsedShareAtEnd: { } share } => F($"{Mb(memory.UsedAtEnd):0.0} of {Mb(memory.Max):0.0} MB used at the end ({share * 100:0} %), {Mb(memory.UsedAtStart):0.0} MB at the start"),
+            _ => F($"{Mb(memory.UsedAtEnd):0.0} MB used at the end, {Mb(memory.UsedAtStart):0.0} MB at the start ({limit})"),
+        };
     }
 
     private static Finding? Machine(StepResult step) => step.MachineBound
@@ -177,7 +186,7 @@ internal static class Diagnosis
     private static Finding? SerialFanOut(StepResult step)
     {
         if (step.Cosmos is not { CallsPerOperation: >= 2 } cosmos || Critical(step, "gateway") is not { } slowest || slowest.To != "dronescheduler"
-            || step.Hops.FirstOrDefault(h => h is { From: "dronescheduler", To: "Cosmos DB query" }) is not { } query)
+            || step.Hops.Where(h => h.From == "dronescheduler" && Hops.IsCosmos(h, "query")).MaxBy(h => h.CallsPerSecond) is not { } query)
         {
             return null;
         }

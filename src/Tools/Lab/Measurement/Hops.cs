@@ -49,8 +49,8 @@ internal static class Hops
     [
         new("gateway", "dronedelivery_gateway_backend_duration_seconds", s => s.Label("backend") ?? "?", s => s.Label("outcome") is not "succeeded"),
         new("workflow", "dronedelivery_workflow_backend_duration_seconds", s => s.Label("backend") ?? "?", s => s.Label("outcome") is not ("succeeded" or "notfound")),
-        new("package", "dronedelivery_cosmos_call_duration_seconds", s => $"Cosmos DB {s.Label("db_operation_name")}", CosmosFailed),
-        new("dronescheduler", "dronedelivery_cosmos_call_duration_seconds", s => $"Cosmos DB {s.Label("db_operation_name")}", CosmosFailed),
+        new("package", "dronedelivery_cosmos_call_duration_seconds", CosmosCallee, CosmosFailed),
+        new("dronescheduler", "dronedelivery_cosmos_call_duration_seconds", CosmosCallee, CosmosFailed),
         new("delivery", "dronedelivery_delivery_redis_duration_seconds", s => $"Redis {s.Label("db_operation_name")}", s => s.Label("outcome") is not "success"),
         new("ingestion", "dronedelivery_ingestion_send_duration_seconds", _ => "Service Bus send", s => s.Label("outcome") is "failure"),
         new("workflow", "dronedelivery_workflow_process_duration_seconds", _ => "a message (whole handling)", s => s.Label("outcome") is not (null or "completed")),
@@ -103,6 +103,21 @@ internal static class Hops
         return ((long)waited, waited > 0 ? total / waited * 1000 : 0);
     }
 
+    private const string CosmosDb = "Cosmos DB";
+
+    /// <summary>
+    /// A Cosmos DB hop: the container and the kind of call, e.g. <c>Cosmos DB utilization query</c> — one per
+    /// container, as the case study reasons about each container's RU/s. A sample without a container (an account
+    /// or database call, or a service from before the container was a label) names the kind only.
+    /// </summary>
+    private static string CosmosCallee(PrometheusSample sample) => sample.Label("db_collection_name") is { } container and not "none"
+        ? $"{CosmosDb} {container} {sample.Label("db_operation_name")}"
+        : $"{CosmosDb} {sample.Label("db_operation_name")}";
+
+    /// <summary>Whether <paramref name="hop"/> is a caller's Cosmos DB calls of one kind (e.g. <c>query</c>), whichever container.</summary>
+    public static bool IsCosmos(Hop hop, string kind) =>
+        hop.To.StartsWith(CosmosDb + " ", StringComparison.Ordinal) && hop.To.EndsWith(" " + kind, StringComparison.Ordinal);
+
     /// <summary>A Cosmos DB call that failed: a 4xx or 5xx other than 404 (an answer) and 429 (throttled, which the SDK retries: a retry, not an error).</summary>
     private static bool CosmosFailed(PrometheusSample sample) =>
         int.TryParse(sample.Label("http_response_status_code"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var status) && status >= 400 && status is not 404 and not 429;
@@ -113,7 +128,7 @@ internal static class Hops
     /// </summary>
     private static double Retries(Source source, string callee, IReadOnlyList<PrometheusSample> before, IReadOnlyList<PrometheusSample> after)
     {
-        if (callee.StartsWith("Cosmos DB", StringComparison.Ordinal))
+        if (callee.StartsWith(CosmosDb, StringComparison.Ordinal))
         {
             return Delta(before, after, source.Histogram + "_count", s => source.Callee(s) == callee && s.Label("http_response_status_code") == "429");
         }

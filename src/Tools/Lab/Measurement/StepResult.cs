@@ -45,9 +45,19 @@ internal sealed record PipelineFigures(
     /// <summary>Mean time the workflow took to handle one message, settlement included (its process-duration histogram), in seconds.</summary>
     public double? MeanProcessSeconds { get; init; }
 
+    /// <summary>Redis' memory when the load began and when the step was measured (<c>INFO memory</c>).</summary>
+    public RedisMemory? Redis { get; init; }
+
     /// <summary>Messages completed in the 5-second bins that ended within the load (the drain's are not counted).</summary>
     public double CompletedDuringLoad(TimeSpan loadDuration) =>
         CompletionsPer5Seconds.Points.Where(p => p.Second + 5 <= loadDuration.TotalSeconds + 0.5).Sum(p => p.Value);
+}
+
+/// <summary>Redis' used memory at a step's start and end, and its <c>maxmemory</c> (0: unlimited), in bytes.</summary>
+internal sealed record RedisMemory(long UsedAtStart, long UsedAtEnd, long Max)
+{
+    /// <summary>The end's used memory as a share of maxmemory; null when unlimited.</summary>
+    public double? UsedShareAtEnd => Max > 0 ? UsedAtEnd / (double)Max : null;
 }
 
 /// <summary>The trace a step's report draws: its id, its root span's duration, its spans, how many traces it was chosen from, and its throttled calls.</summary>

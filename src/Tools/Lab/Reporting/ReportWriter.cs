@@ -385,7 +385,7 @@ internal static partial class ReportWriter
                 successes = s.Load.Totals.Successes,
                 errors = s.Load.Totals.Errors,
                 cosmos = s.Cosmos is null ? null : new { s.Cosmos.Container, s.Cosmos.ThrottledRequests, s.Cosmos.Operations, s.Cosmos.RequestUnitsPerOperation, s.Cosmos.CallsPerOperation, s.Cosmos.ProvisionedPerPartition },
-                pipeline = s.Pipeline is null ? null : new { s.Pipeline.Incoming, s.Pipeline.Outgoing, s.Pipeline.Completed, s.Pipeline.Abandoned, s.Pipeline.DeadLettered, s.Pipeline.LockLost, s.Pipeline.RedisOutOfMemoryErrors, s.Pipeline.ActiveAtEnd, s.Pipeline.ScheduledAtEnd, s.Pipeline.MaxCompletionsPerSecond },
+                pipeline = s.Pipeline is null ? null : new { s.Pipeline.Incoming, s.Pipeline.Outgoing, s.Pipeline.Completed, s.Pipeline.Abandoned, s.Pipeline.DeadLettered, s.Pipeline.LockLost, s.Pipeline.RedisOutOfMemoryErrors, s.Pipeline.ActiveAtEnd, s.Pipeline.ScheduledAtEnd, s.Pipeline.MaxCompletionsPerSecond, s.Pipeline.Redis },
                 cpu = s.Cpu,
                 threadPoolQueueMax = s.ThreadPoolQueueMax,
                 longestStallSeconds = s.LongestStallSeconds,

@@ -184,7 +184,8 @@ internal sealed class PipelineScenario : LabScenario
         new Baseline(
             await context.Deployment.ServiceBus!.MetricsAsync(cancellationToken).ConfigureAwait(false),
             await sampler.ScrapeAsync(ServiceKind.Delivery, cancellationToken).ConfigureAwait(false),
-            await sampler.ScrapeAsync(ServiceKind.Workflow, cancellationToken).ConfigureAwait(false));
+            await sampler.ScrapeAsync(ServiceKind.Workflow, cancellationToken).ConfigureAwait(false),
+            await RedisCommands.MemoryAsync(context.Deployment.Redis!.Port, cancellationToken).ConfigureAwait(false));
 
     public override async Task<StepResult> MeasureAsync(
         LabContext context, Step step, SystemSampler sampler, object baseline, LoadTestResult load, DateTimeOffset loadStart, StepResult common, CancellationToken cancellationToken)
@@ -208,6 +209,7 @@ internal sealed class PipelineScenario : LabScenario
             await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
         }
 
+        var redisAfter = await RedisCommands.MemoryAsync(context.Deployment.Redis!.Port, cancellationToken).ConfigureAwait(false);
         var deliveryAfter = await sampler.ScrapeAsync(ServiceKind.Delivery, cancellationToken).ConfigureAwait(false);
         var workflowAfter = await sampler.ScrapeAsync(ServiceKind.Workflow, cancellationToken).ConfigureAwait(false);
         var startQueue = before.ServiceBus[Queue];
@@ -246,6 +248,7 @@ internal sealed class PipelineScenario : LabScenario
                 PerSecond("dead-lettered", s => s.Delta.DeadLettered))
             {
                 MeanProcessSeconds = MeanProcessSeconds(before.Workflow, workflowAfter),
+                Redis = new RedisMemory(before.RedisMemory.Used, redisAfter.Used, redisAfter.Max),
             },
         };
     }
@@ -390,5 +393,5 @@ internal sealed class PipelineScenario : LabScenario
         };
     }
 
-    private sealed record Baseline(ServiceBusMetrics ServiceBus, IReadOnlyList<PrometheusSample> Delivery, IReadOnlyList<PrometheusSample> Workflow);
+    private sealed record Baseline(ServiceBusMetrics ServiceBus, IReadOnlyList<PrometheusSample> Delivery, IReadOnlyList<PrometheusSample> Workflow, (long Used, long Max) RedisMemory);
 }

@@ -77,8 +77,10 @@ public sealed class CosmosCallHandler(string databaseId) : DelegatingHandler
         }
         finally
         {
+            // The container tells apart the hops of a service that uses several (a metadata call has none).
             var tags = new TagList
             {
+                { "db.collection.name", call.Container ?? "none" },
                 { "db.operation.name", call.Kind },
                 { "http.response.status_code", status },
             };

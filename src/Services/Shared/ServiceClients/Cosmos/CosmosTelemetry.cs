@@ -18,12 +18,12 @@ public static class CosmosTelemetry
 
     /// <summary>
     /// Counter of HTTP calls to Cosmos DB; tags <c>operation</c> (logical operation, or <c>none</c>),
-    /// <c>db.operation.name</c> (kind of call, e.g. <c>query</c>, <c>query_plan</c>, <c>read_item</c>) and
+    /// <c>db.collection.name</c> (the container, or <c>none</c> for an account or database call), <c>db.operation.name</c> (kind of call, e.g. <c>query</c>, <c>query_plan</c>, <c>read_item</c>) and
     /// <c>http.response.status_code</c> (429 = throttled).
     /// </summary>
     public const string Calls = "dronedelivery.cosmos.calls";
 
-    /// <summary>Histogram of HTTP call durations to Cosmos DB in seconds; tags <c>db.operation.name</c> and <c>http.response.status_code</c>.</summary>
+    /// <summary>Histogram of HTTP call durations to Cosmos DB in seconds; tags <c>db.collection.name</c>, <c>db.operation.name</c> and <c>http.response.status_code</c>.</summary>
     public const string CallDuration = "dronedelivery.cosmos.call.duration";
 
     /// <summary>Histogram of the RU charged for one logical operation; tag <c>operation</c>.</summary>
