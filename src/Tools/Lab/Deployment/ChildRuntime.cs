@@ -16,11 +16,16 @@ internal static class ChildRuntime
     /// The cost: the framework's precompiled code is never recompiled for this machine, so a request takes more
     /// CPU than in a long-running pod (docs/benchmarks/capacity.md). The lab's processes live for a step; the
     /// images keep the runtime's defaults.
+    /// Configuration files not watched: ASP.NET Core watches its content root — the directory the lab runs in,
+    /// usually the repository, over a thousand directories — recursively for appsettings changes. Twenty processes
+    /// each holding an inotify watch per directory exceed the 8,192 watches many Linux machines allow a user, and
+    /// every line the lab writes to its logs there wakes each of them. The services read no appsettings file.
     /// </summary>
     public static IReadOnlyDictionary<string, string> Variables { get; } = new Dictionary<string, string>(StringComparer.Ordinal)
     {
         ["DOTNET_gcServer"] = "0",
         ["DOTNET_TieredCompilation"] = "0",
+        ["DOTNET_hostBuilder__reloadConfigOnChange"] = "false",
     };
 
     public static void ApplyToChildren()

@@ -1,0 +1,83 @@
+using System.Globalization;
+using DroneDelivery.Lab.Deployment;
+using DroneDelivery.LocalProcesses;
+
+namespace DroneDelivery.Lab.Tests;
+
+/// <summary>
+/// The runtime settings every process the lab starts inherits, on a real process: the Cosmos DB emulator (an ASP.NET
+/// Core host like every service) started in a directory with many subdirectories, as the lab's processes start in
+/// the repository.
+/// </summary>
+public sealed class ChildRuntimeTests
+{
+    private const int Subdirectories = 150;
+
+    [Fact]
+    public async Task A_process_the_lab_starts_watches_no_directory_for_configuration_changes()
+    {
+        var directory = Directory.CreateTempSubdirectory("child-runtime-test-");
+        try
+        {
+            for (var i = 0; i < Subdirectories; i++)
+            {
+                Directory.CreateDirectory(Path.Combine(directory.FullName, $"d{i}", "nested"));
+            }
+
+            var watches = await InotifyWatchesAsync(directory.FullName, ChildRuntime.Variables);
+
+            // Without the setting the host watches every directory below its content root: 2 × 150 + 1 here.
+            Assert.Equal(0, watches);
+        }
+        finally
+        {
+            directory.Delete(recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task Without_the_setting_the_host_would_watch_every_directory_below_where_it_starts()
+    {
+        // The reason for the setting, shown on the same process: the runtime's default watches recursively.
+        var directory = Directory.CreateTempSubdirectory("child-runtime-test-");
+        try
+        {
+            for (var i = 0; i < Subdirectories; i++)
+            {
+                Directory.CreateDirectory(Path.Combine(directory.FullName, $"d{i}"));
+            }
+
+            var defaults = ChildRuntime.Variables.Where(v => v.Key != "DOTNET_hostBuilder__reloadConfigOnChange").ToDictionary();
+
+            Assert.True(await InotifyWatchesAsync(directory.FullName, defaults) > Subdirectories);
+        }
+        finally
+        {
+            directory.Delete(recursive: true);
+        }
+    }
+
+    /// <summary>The inotify watches the started emulator holds once it is ready (Linux: its file descriptors' fdinfo).</summary>
+    private static async Task<int> InotifyWatchesAsync(string workingDirectory, IReadOnlyDictionary<string, string> variables)
+    {
+        await using var emulator = await LocalProcess.StartAsync(
+            LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", "0") with
+            {
+                WorkingDirectory = workingDirectory,
+                Environment = variables.ToDictionary(v => v.Key, v => (string?)v.Value),
+                IsReadyLine = line => line.StartsWith("Cosmos DB emulator ready", StringComparison.Ordinal),
+            });
+        var descriptors = $"/proc/{emulator.ProcessId.ToString(CultureInfo.InvariantCulture)}/fd";
+        var watches = 0;
+        foreach (var descriptor in Directory.EnumerateFileSystemEntries(descriptors))
+        {
+            if (new FileInfo(descriptor).LinkTarget == "anon_inode:inotify")
+            {
+                var info = await File.ReadAllLinesAsync($"/proc/{emulator.ProcessId.ToString(CultureInfo.InvariantCulture)}/fdinfo/{Path.GetFileName(descriptor)}");
+                watches += info.Count(line => line.StartsWith("inotify ", StringComparison.Ordinal));
+            }
+        }
+
+        return watches;
+    }
+}
