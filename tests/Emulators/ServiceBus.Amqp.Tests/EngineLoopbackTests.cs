@@ -210,10 +210,12 @@ public sealed class EngineLoopbackTests
     [Fact]
     public async Task Without_heartbeats_from_the_peer_the_idle_timeout_closes_the_connection()
     {
-        // The broker asks for nothing (no idle time-out of its own), so the client never sends a heartbeat;
-        // the client closes once its own clock passes 1.5 s without a frame, and not before.
+        // The broker has no idle time-out of its own, and its clock never moves, so it never sends the client the
+        // heartbeats the client's open asks for: on a shared clock they would reach the client in real time, as
+        // late as a busy machine makes them, and reset its idle check. The client closes once its own clock passes
+        // 1.5 s without a frame, and not before.
         var time = new FakeTimeProvider();
-        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.Zero, TimeProvider = time });
+        await using var broker = new LoopbackBroker(connection: new AmqpConnectionOptions { IdleTimeout = TimeSpan.Zero, TimeProvider = new FakeTimeProvider() });
         await using var connection = await AmqpConnection.ConnectAsync("127.0.0.1", broker.Port, Client() with { IdleTimeout = TimeSpan.FromMilliseconds(1500), TimeProvider = time });
 
         // Timer callbacks run inside Advance, so each check has run when it returns.
@@ -223,6 +225,7 @@ public sealed class EngineLoopbackTests
 
         await connection.Completion.WaitAsync(Bound);
         Assert.Equal(ErrorCondition.ResourceLimitExceeded, connection.Error!.Condition);
+        Assert.Equal(0, connection.HeartbeatsReceived);
     }
 }
 
