@@ -19,7 +19,7 @@ internal sealed record Trace(string TraceId, IReadOnlyList<TraceSpan> Spans)
     /// <summary>When the earliest span started.</summary>
     public DateTimeOffset StartedAt { get; init; }
 
-    public TraceSpan? Root => Spans.FirstOrDefault(s => s.ParentId.Length == 0 || Spans.All(p => p.SpanId != s.ParentId));
+    public TraceSpan? Root => Roots().FirstOrDefault();
 
     public double DurationMs => Spans.Count == 0 ? 0 : Spans.Max(s => s.StartMs + s.DurationMs);
 
@@ -37,12 +37,19 @@ internal sealed record Trace(string TraceId, IReadOnlyList<TraceSpan> Spans)
             }
         }
 
-        foreach (var root in Spans.Where(s => s.ParentId.Length == 0 || Spans.All(p => p.SpanId != s.ParentId)).OrderBy(s => s.StartMs))
+        foreach (var root in Roots().OrderBy(s => s.StartMs))
         {
             Visit(root, 0);
         }
 
         return rows;
+    }
+
+    /// <summary>The spans without a parent in this trace: the root, and any whose parent the dashboard did not receive.</summary>
+    private IEnumerable<TraceSpan> Roots()
+    {
+        var ids = Spans.Select(s => s.SpanId).ToHashSet(StringComparer.Ordinal);
+        return Spans.Where(s => s.ParentId.Length == 0 || !ids.Contains(s.ParentId));
     }
 }
 

@@ -90,9 +90,9 @@ internal sealed class GatewayScenario : LabScenario
         return partitions * (latency.FixedMilliseconds + latency.ExponentialMeanMilliseconds);
     }
 
-    /// <summary>The gateway and its three backends; Ingestion, the Workflow and the broker play no part in an invoice.</summary>
     public override string TraceRoot => "GET /api/invoices/{ownerId}";
 
+    /// <summary>The gateway and its three backends; Ingestion, the Workflow and the broker play no part in an invoice.</summary>
     public override IReadOnlyList<ServiceKind> Services { get; } = [ServiceKind.Gateway, ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler];
 
     /// <summary>

@@ -51,9 +51,9 @@ internal sealed class PipelineScenario : LabScenario
     /// <summary>At the chart's counts B3–B6 start 30–40 processes (see <see cref="LabCalibration.QuickReplicaDivisor"/>).</summary>
     public override bool FewerReplicasInQuickMode => true;
 
-    /// <summary>Ingestion, the Workflow and the three backends it calls; the gateway plays no part in a delivery request.</summary>
     public override string TraceRoot => "POST /api/deliveryrequests";
 
+    /// <summary>Ingestion, the Workflow and the three backends it calls; the gateway plays no part in a delivery request.</summary>
     public override IReadOnlyList<ServiceKind> Services { get; } = [ServiceKind.Ingestion, ServiceKind.Workflow, ServiceKind.Delivery, ServiceKind.Package, ServiceKind.DroneScheduler];
 
     /// <summary>
