@@ -141,6 +141,17 @@ public sealed class DiagnosisTests
         Assert.StartsWith("70.0 MB used at the end, 50.0 MB at the start (", Diagnosis.UseTable(unlimited).Single(r => r.Resource == "Redis").Utilisation, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void The_USE_table_gives_the_time_the_systems_threads_waited_for_a_core_as_the_cpus_saturation()
+    {
+        var a1 = GatewayStep("A1", throttled: 620, peakShare: 1.0) with { Budget = new CpuBudget(1, 0, 0.6, HardwareCores: 2), SystemCpuPeakCores = 0.3, CoreWaitShare = 0.91 };
+
+        var machine = Diagnosis.UseTable(a1).Single(r => r.Resource == "machine CPU");
+
+        Assert.Equal("0.30 cores at the busiest 5 s; budget 0.60; 0.91 s waited for a core per CPU second", machine.Saturation);
+        Assert.DoesNotContain("waited", Diagnosis.UseTable(a1 with { CoreWaitShare = null }).Single(r => r.Resource == "machine CPU").Saturation, StringComparison.Ordinal);
+    }
+
     private static Step StepOf(string id, string? set) => set is null
         ? Catalog[id]
         : Catalog.WhatIf(id, new WhatIf([new ValuesSource(ValuesSourceKind.Set, set)]));

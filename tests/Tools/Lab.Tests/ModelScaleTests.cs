@@ -90,6 +90,22 @@ public sealed class ModelScaleTests
     }
 
     [Fact]
+    public void At_the_smallest_scale_the_predicted_peak_may_use_the_whole_budget_not_only_the_share_a_larger_scale_aims_at()
+    {
+        // One core: budget 0.6, target 0.75 × 0.6 = 0.45. 14 ms × 250/s = 3.5 cores at scale 1: (0.45 − 0.1) ÷ 3.5 = 0.1 fits
+        // the target; 18 ms asks 0.078 of the target, but at 0.1 predicts 0.1 + 0.45 = 0.55 cores, within the budget.
+        var edge = ScaleSelection.Choose(Probe(cpuMsPerRequest: 18, idleCores: 0.1, cores: 1), peakRate: 250, Calibration);
+        var beyond = ScaleSelection.Choose(Probe(cpuMsPerRequest: 22, idleCores: 0.1, cores: 1), peakRate: 250, Calibration);
+
+        Assert.False(edge.MachineTooSmall);
+        Assert.Equal(0.1, edge.Scale.Value, precision: 9);
+        Assert.Equal(0.55, edge.PredictedPeakCores!.Value, precision: 9);
+        Assert.Contains("scale 0.1, the smallest", edge.Reason, StringComparison.Ordinal);
+        Assert.True(beyond.MachineTooSmall);
+        Assert.Contains("even at 0.1 the peak is predicted at 0.65 cores, above the budget itself", beyond.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void The_busiest_window_is_the_highest_five_second_average()
     {
         IReadOnlyList<SystemCpuSample> samples = [.. new[] { 0.2, 0.2, 1.0, 1.0, 1.0, 1.0, 1.0, 0.1, 0.1 }.Select((cores, i) => new SystemCpuSample(i, cores))];
@@ -113,7 +129,18 @@ public sealed class ModelScaleTests
     {
         Assert.Equal(1.2, new CpuBudget(2, 0, 0.6).LimitCores, precision: 9);
         Assert.Equal(0.6, new CpuBudget(2, 1, 0.6).LimitCores, precision: 9);
-        Assert.Equal(0, new CpuBudget(1, 1.5, 0.6).LimitCores);
+        Assert.Equal(0.9, new CpuBudget(2, 0.5, 0.6).LimitCores, precision: 9);
+    }
+
+    [Fact]
+    public void Other_processes_at_the_same_priority_leave_the_system_at_least_half_the_machine()
+    {
+        // Two busy shells took 1.8 of 2 cores while the system was idle; asked, the scheduler splits the cores evenly.
+        var beside = new CpuBudget(2, 1.8, 0.6);
+
+        Assert.Equal(0.6, beside.LimitCores, precision: 9);
+        Assert.Contains("0.60 cores (60 % of 1, half the 2-core machine: other processes took 1.80 cores", beside.Describe(), StringComparison.Ordinal);
+        Assert.Equal(0.3, new CpuBudget(1, 1.5, 0.6).LimitCores, precision: 9);
     }
 
     [Fact]
@@ -121,7 +148,9 @@ public sealed class ModelScaleTests
     {
         // One core's quota on a 2-core machine: a process on the other core leaves the quota whole.
         Assert.Equal(0.6, new CpuBudget(1, 0.8, 0.6, HardwareCores: 2).LimitCores, precision: 9);
-        Assert.Equal(0.3, new CpuBudget(1, 1.5, 0.6, HardwareCores: 2).LimitCores, precision: 9);
+        // A quota of one and a half cores, with 1.2 cores taken beside it: the 0.8 left, but no less than half the machine.
+        Assert.Equal(0.6, new CpuBudget(1.5, 1.2, 0.6, HardwareCores: 2).LimitCores, precision: 9);
+        Assert.Equal(0.9, new CpuBudget(1.5, 0, 0.6, HardwareCores: 2).LimitCores, precision: 9);
         Assert.Contains("of a quota on a 2-core machine", new CpuBudget(1, 0, 0.6, HardwareCores: 2).Describe(), StringComparison.Ordinal);
     }
 

@@ -20,18 +20,47 @@ internal sealed record CpuBudget(double Cores, double OtherCores, double Share, 
     /// </summary>
     public const double SaturatedQueueLength = 32;
 
+    /// <summary>Seconds waited for a core per second run, over the samples; null when the system did not run in them.</summary>
+    public static double? CoreWaitShare(IReadOnlyList<RunQueueSample> samples)
+    {
+        var ran = samples.Sum(s => s.RanCores);
+        return ran > 0 ? samples.Sum(s => s.WaitedCores) / ran : null;
+    }
+
     /// <summary>The machine's cores as this process sees them (a cgroup's CPU quota included).</summary>
     public static int MachineCores => Environment.ProcessorCount;
 
     /// <summary>
-    /// What the system may use: the share of the cores other processes leave. Under a CPU quota smaller than the
+    /// What the system may use: the share of the cores other processes leave it. Under a CPU quota smaller than the
     /// machine (<see cref="HardwareCores"/> above <see cref="Cores"/>) other processes run on the cores the quota
-    /// leaves free, and take from the system only what they take beyond those.
+    /// leaves free, and take from the system only what they take beyond those. And they leave it at least half the
+    /// machine: at the same priority the scheduler shares a contended core evenly among those that ask for it, so
+    /// processes that took more than half took it because the system left it idle, and yield it when the system
+    /// asks. Whether they do shows in how long the system's threads wait for a core (<see cref="StepResult.CoreWaitShare"/>),
+    /// and a system they starve queues work in its thread pools (<see cref="SaturatedQueueLength"/>).
     /// </summary>
-    public double LimitCores => Share * Math.Max(0, Math.Min(Cores, (HardwareCores ?? Cores) - OtherCores));
+    public double LimitCores
+    {
+        get
+        {
+            var machine = HardwareCores ?? Cores;
+            return Share * Math.Min(Cores, Math.Max(machine - OtherCores, machine / 2));
+        }
+    }
 
-    public string Describe() => string.Create(CultureInfo.InvariantCulture,
-        $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{(HardwareCores > Cores ? $" of a quota on a {HardwareCores}-core machine" : string.Empty)}{(OtherCores >= 0.05 ? $" less {OtherCores:0.00} other processes took" : string.Empty)})");
+    public string Describe()
+    {
+        var machine = HardwareCores ?? Cores;
+        var quota = HardwareCores > Cores ? string.Create(CultureInfo.InvariantCulture, $" of a quota on a {HardwareCores}-core machine") : string.Empty;
+        if (OtherCores < 0.05)
+        {
+            return string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{quota})");
+        }
+
+        return machine - OtherCores < machine / 2
+            ? string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of {Math.Min(Cores, machine / 2):0.##}, half the {machine}-core machine: other processes took {OtherCores:0.00} cores, and at the same priority they share the cores evenly when the system asks)")
+            : string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{quota} less {OtherCores:0.00} other processes took)");
+    }
 
     /// <summary>The highest average of <see cref="WindowSeconds"/> consecutive samples (all of them when there are fewer).</summary>
     public static double PeakCores(IReadOnlyList<SystemCpuSample> samples)

@@ -48,7 +48,8 @@ internal static class Diagnosis
             rows.Add(new UseRow(
                 "machine CPU",
                 F($"{step.SystemCpuAverageCores:0.00} of {budget.Cores:0.#} cores on average"),
-                F($"{step.SystemCpuPeakCores:0.00} cores at the busiest {CpuBudget.WindowSeconds} s; budget {budget.LimitCores:0.00}"),
+                F($"{step.SystemCpuPeakCores:0.00} cores at the busiest {CpuBudget.WindowSeconds} s; budget {budget.LimitCores:0.00}")
+                    + (step.CoreWaitShare is { } wait ? F($"; {wait:0.00} s waited for a core per CPU second") : string.Empty),
                 step.Disturbed ? step.Disturbance : "–"));
         }
 

@@ -142,6 +142,15 @@ internal sealed record StepResult
     public string? ThreadPoolSaturation { get; init; }
 
     /// <summary>
+    /// Seconds the system's threads waited in a run queue for a core per second they ran on one, over the step
+    /// (<see cref="RunQueueMeter"/>); null where it was not measured. Shown as the CPU's saturation, not judged: a
+    /// fan-out wakes a dozen threads at once, and under a CPU quota they wait out the rest of its period together,
+    /// so the share stays at its level however small the scale (A3 on one core's quota: 1.23 at scale 0.14 and
+    /// at 0.1) while the model still decides the figures.
+    /// </summary>
+    public double? CoreWaitShare { get; init; }
+
+    /// <summary>
     /// The machine, not the model, decided the step's figures: the system took more than its CPU budget at the
     /// step's peak, or a thread pool queued work for want of a core. Its verdicts are shown, not judged.
     /// </summary>

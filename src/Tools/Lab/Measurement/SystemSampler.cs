@@ -28,6 +28,12 @@ internal sealed record SystemCpuSample(double Second, double Cores);
 internal sealed record OtherLoadSample(double Second, double OtherCores, double StealCores);
 
 /// <summary>
+/// Time the system's threads ran on a core and waited in a run queue for one (<see cref="RunQueueMeter"/>) in
+/// one second, in thread-seconds per second.
+/// </summary>
+internal sealed record RunQueueSample(double Second, double RanCores, double WaitedCores);
+
+/// <summary>
 /// Samples the running system while a step runs: CPU of every process once a second (from /proc,
 /// like a node's cAdvisor would) and every service replica's <c>/metrics</c> every few seconds.
 /// </summary>
@@ -50,6 +56,7 @@ internal sealed class SystemSampler : IAsyncDisposable
     private readonly ConcurrentQueue<StallSample> _stalls = new();
     private readonly ConcurrentQueue<OtherLoadSample> _otherLoad = new();
     private readonly ConcurrentQueue<SystemCpuSample> _systemCpu = new();
+    private readonly ConcurrentQueue<RunQueueSample> _runQueue = new();
     private readonly Task _cpuLoop;
     private readonly Task _scrapeLoop;
 
@@ -77,6 +84,9 @@ internal sealed class SystemSampler : IAsyncDisposable
 
     /// <summary>CPU the whole system took, once a second: what the CPU budget of a step is held to.</summary>
     public IReadOnlyList<SystemCpuSample> SystemCpu => [.. _systemCpu];
+
+    /// <summary>What the system's threads ran and waited for a core, once a second (none where /proc cannot be read).</summary>
+    public IReadOnlyList<RunQueueSample> RunQueue => [.. _runQueue];
 
     /// <summary>CPU time used so far by each component's current processes, and by the lab itself (<c>lab</c>: load driver and balancers).</summary>
     public IReadOnlyDictionary<string, TimeSpan> CpuTimeByComponent() => CpuTimeByComponent(_deployment);
@@ -134,6 +144,7 @@ internal sealed class SystemSampler : IAsyncDisposable
         var machineBefore = MachineCpu.Read();
         var labBefore = LabProcessorTime();
         var machineAt = _clock.Elapsed;
+        var runQueue = new RunQueueMeter();
         var primed = false;
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         try
@@ -166,12 +177,18 @@ internal sealed class SystemSampler : IAsyncDisposable
                 }
 
                 previous = current;
+                var scheduled = runQueue.Sample(current.Keys.Append(Environment.ProcessId));
                 var labNow = LabProcessorTime();
                 ours += labNow - labBefore;
                 labBefore = labNow;
                 if (primed)
                 {
-                    _systemCpu.Enqueue(new SystemCpuSample(now.TotalSeconds, ours.TotalSeconds / (_clock.Elapsed - machineAt).TotalSeconds));
+                    var seconds = (_clock.Elapsed - machineAt).TotalSeconds;
+                    _systemCpu.Enqueue(new SystemCpuSample(now.TotalSeconds, ours.TotalSeconds / seconds));
+                    if (scheduled.Ran > TimeSpan.Zero)
+                    {
+                        _runQueue.Enqueue(new RunQueueSample(now.TotalSeconds, scheduled.Ran.TotalSeconds / seconds, scheduled.Waited.TotalSeconds / seconds));
+                    }
                 }
 
                 var machineNow = MachineCpu.Read();

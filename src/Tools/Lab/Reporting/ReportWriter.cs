@@ -401,6 +401,7 @@ internal static partial class ReportWriter
                 machineBound = s.MachineBound,
                 machineBoundReason = s.MachineBound ? s.MachineBoundReason : null,
                 threadPoolSaturation = s.ThreadPoolSaturation,
+                coreWaitShare = s.CoreWaitShare,
                 hops = s.Hops,
                 trace = s.Trace,
                 diagnosis = Diagnosis.Diagnose(s),

@@ -182,7 +182,7 @@ internal static class LabRunner
     /// <summary>The step's CPU against its budget, for the console.</summary>
     internal static string CpuLine(StepResult result) =>
         result.Budget is { } budget
-            ? string.Create(CultureInfo.InvariantCulture, $"scale {result.Scale:0.##}, system CPU {result.SystemCpuPeakCores:0.00} cores at its busiest {CpuBudget.WindowSeconds} s of a budget of {budget.Describe()}{(result.MachineBound ? " — MACHINE-BOUND: " + result.MachineBoundReason : string.Empty)}")
+            ? string.Create(CultureInfo.InvariantCulture, $"scale {result.Scale:0.##}, system CPU {result.SystemCpuPeakCores:0.00} cores at its busiest {CpuBudget.WindowSeconds} s of a budget of {budget.Describe()}{(result.CoreWaitShare is { } wait ? $", {wait:0.00} s waited for a core per CPU second" : string.Empty)}{(result.MachineBound ? " — MACHINE-BOUND: " + result.MachineBoundReason : string.Empty)}")
             : string.Create(CultureInfo.InvariantCulture, $"scale {result.Scale:0.##}");
 
     /// <summary>The chosen steps, each followed by its what-if when the run has one.</summary>
@@ -288,6 +288,7 @@ internal static class LabRunner
             SystemCpuSeries = new Series("whole system", [.. system.Select(c => new TimePoint(c.Second - loadStartOnSampler, c.Cores))]),
             Budget = new CpuBudget(CpuBudget.MachineCores, other, budgetShare, MachineCpu.HardwareCores),
             ThreadPoolSaturation = CpuBudget.ThreadPoolSaturation([.. sampler.ThreadPool.Where(t => t.Second >= judged)]),
+            CoreWaitShare = CpuBudget.CoreWaitShare([.. sampler.RunQueue.Where(t => t.Second >= judged)]),
             Cpu = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)
                 .Select(g => new CpuFigures(g.Key, g.Average(c => c.AveragePercent), g.Max(c => c.MaxPercent)))],
             CpuSeries = [.. cpu.GroupBy(c => c.Component).OrderBy(g => g.Key, StringComparer.Ordinal)

@@ -202,10 +202,27 @@ internal static class ScaleSelection
             + (byCpu < 1 ? string.Create(CultureInfo.InvariantCulture, $" would take {probe.IdleCores + peakAtScaleOne:0.00} cores at scale 1, above {calibration.ScaleCpuTarget:P0} of the budget of {budget.Describe()}") : " fit the budget of " + budget.Describe())
             + (byLatency < 1 ? string.Create(CultureInfo.InvariantCulture, $"; the machine added {probe.LatencyAboveModelMs:0} ms to a request the model takes {probe.ModelLatencyMs:0} ms, more than {LatencyAboveModelShare:P0} of it") : string.Empty);
 
+        // The target's margin below the budget chooses among scales; at the smallest one the predicted peak may use
+        // the whole budget, which every step is still held to (a step above it is machine-bound, not judged).
+        var smallest = probe.IdleCores + (peakAtScaleOne * calibration.MinimumScale);
+        if (wanted < calibration.MinimumScale && byLatency >= calibration.MinimumScale && smallest <= budget.LimitCores)
+        {
+            var floor = new ModelScale(calibration.MinimumScale);
+            return new ScaleChoice(floor, string.Create(CultureInfo.InvariantCulture,
+                $"scale {floor}, the smallest: {Why()}; at {floor} the peak is predicted at {smallest:0.00} cores, within the budget though above the {calibration.ScaleCpuTarget:P0} of it a larger scale aims at"))
+            {
+                Probe = probe,
+                Budget = budget,
+                PredictedPeakCores = smallest,
+            };
+        }
+
         if (wanted < calibration.MinimumScale)
         {
             return new ScaleChoice(ModelScale.One, string.Create(CultureInfo.InvariantCulture,
-                $"this machine is too small for the lab: it would need scale {wanted:0.###}, below the smallest, {calibration.MinimumScale:0.##} — {Why()}. Free some of its cores, or run on a machine with more."))
+                $"this machine is too small for the lab: it would need scale {wanted:0.###}, below the smallest, {calibration.MinimumScale:0.##} — {Why()}")
+                + (smallest > budget.LimitCores ? string.Create(CultureInfo.InvariantCulture, $"; even at {calibration.MinimumScale:0.##} the peak is predicted at {smallest:0.00} cores, above the budget itself") : string.Empty)
+                + ". Free some of its cores, or run on a machine with more.")
             {
                 Probe = probe,
                 Budget = budget,
