@@ -29,6 +29,7 @@ public sealed class RunQueueMeterTests
             meter.Sample(pids);
             var total = default(RunQueueMeter.SchedTime);
             var clock = Stopwatch.StartNew();
+            // Polls until they have run 2 s between them, however long a busy machine takes to give them that.
             while (total.Ran < TimeSpan.FromSeconds(2) && clock.Elapsed < TimeSpan.FromMinutes(1))
             {
                 await Task.Delay(TimeSpan.FromMilliseconds(200), CancellationToken.None);

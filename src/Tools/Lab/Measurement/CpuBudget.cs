@@ -39,26 +39,26 @@ internal sealed record CpuBudget(double Cores, double OtherCores, double Share, 
     /// asks. Whether they do shows in how long the system's threads wait for a core (<see cref="StepResult.CoreWaitShare"/>),
     /// and a system they starve queues work in its thread pools (<see cref="SaturatedQueueLength"/>).
     /// </summary>
-    public double LimitCores
-    {
-        get
-        {
-            var machine = HardwareCores ?? Cores;
-            return Share * Math.Min(Cores, Math.Max(machine - OtherCores, machine / 2));
-        }
-    }
+    public double LimitCores => Share * AvailableCores;
+
+    /// <summary>The cores the system can have: its own (or its quota's), less what other processes hold of them.</summary>
+    private double AvailableCores => Math.Min(Cores, Math.Max(Machine - OtherCores, Machine / 2));
+
+    private double Machine => HardwareCores ?? Cores;
+
+    /// <summary>Whether other processes took more than half the machine, so the system's half is what bounds it.</summary>
+    private bool HalfTheMachine => Machine - OtherCores < Machine / 2;
 
     public string Describe()
     {
-        var machine = HardwareCores ?? Cores;
         var quota = HardwareCores > Cores ? string.Create(CultureInfo.InvariantCulture, $" of a quota on a {HardwareCores}-core machine") : string.Empty;
         if (OtherCores < 0.05)
         {
             return string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{quota})");
         }
 
-        return machine - OtherCores < machine / 2
-            ? string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of {Math.Min(Cores, machine / 2):0.##}, half the {machine}-core machine: other processes took {OtherCores:0.00} cores, and at the same priority they share the cores evenly when the system asks)")
+        return HalfTheMachine
+            ? string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of {AvailableCores:0.##}, half the {Machine}-core machine: other processes took {OtherCores:0.00} cores, and at the same priority they share the cores evenly when the system asks)")
             : string.Create(CultureInfo.InvariantCulture, $"{LimitCores:0.00} cores ({Share:P0} of the {Cores} cores{quota} less {OtherCores:0.00} other processes took)");
     }
 
