@@ -83,12 +83,28 @@ public class TcpBalancerTests
     }
 
     /// <summary>Answers every connection with its name and closes it.</summary>
-    private sealed class NamedServer : IAsyncDisposable
+    private sealed class NamedServer(string name) : LoopbackServer(async socket =>
+    {
+        await socket.SendAsync(Encoding.ASCII.GetBytes(name));
+        socket.Shutdown(SocketShutdown.Both);
+    });
+
+    /// <summary>Echoes each connection's bytes back until the client half-closes.</summary>
+    private sealed class EchoServer() : LoopbackServer(async socket =>
+    {
+        using var stream = new NetworkStream(socket);
+        await stream.CopyToAsync(stream);
+        socket.Shutdown(SocketShutdown.Send);
+    });
+
+    /// <summary>Serves connections on 127.0.0.1, one at a time, until disposed.</summary>
+    private abstract class LoopbackServer : IAsyncDisposable
     {
         private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
+        private readonly CancellationTokenSource _stopping = new();
         private readonly Task _loop;
 
-        public NamedServer(string name)
+        protected LoopbackServer(Func<Socket, Task> serve)
         {
             _listener.Start();
             _loop = Task.Run(async () =>
@@ -97,12 +113,11 @@ public class TcpBalancerTests
                 {
                     while (true)
                     {
-                        using var socket = await _listener.AcceptSocketAsync();
-                        await socket.SendAsync(Encoding.ASCII.GetBytes(name));
-                        socket.Shutdown(SocketShutdown.Both);
+                        using var socket = await _listener.AcceptSocketAsync(_stopping.Token);
+                        await serve(socket);
                     }
                 }
-                catch (Exception e) when (e is SocketException or ObjectDisposedException)
+                catch (Exception e) when (e is OperationCanceledException or SocketException or IOException)
                 {
                 }
             });
@@ -110,43 +125,14 @@ public class TcpBalancerTests
 
         public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
 
+        // The pending accept is cancelled before the listener stops, so the loop never calls
+        // accept on a stopped listener.
         public async ValueTask DisposeAsync()
         {
-            _listener.Stop();
+            await _stopping.CancelAsync();
             await _loop;
-        }
-    }
-
-    /// <summary>Echoes one connection's bytes back until the client half-closes.</summary>
-    private sealed class EchoServer : IAsyncDisposable
-    {
-        private readonly TcpListener _listener = new(IPAddress.Loopback, 0);
-        private readonly Task _loop;
-
-        public EchoServer()
-        {
-            _listener.Start();
-            _loop = Task.Run(async () =>
-            {
-                try
-                {
-                    using var socket = await _listener.AcceptSocketAsync();
-                    using var stream = new NetworkStream(socket);
-                    await stream.CopyToAsync(stream);
-                    socket.Shutdown(SocketShutdown.Send);
-                }
-                catch (Exception e) when (e is SocketException or ObjectDisposedException or IOException)
-                {
-                }
-            });
-        }
-
-        public int Port => ((IPEndPoint)_listener.LocalEndpoint).Port;
-
-        public async ValueTask DisposeAsync()
-        {
             _listener.Stop();
-            await _loop;
+            _stopping.Dispose();
         }
     }
 }

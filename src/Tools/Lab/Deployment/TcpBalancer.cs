@@ -45,9 +45,11 @@ internal sealed class TcpBalancer : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // The pending accept ends by its cancellation before the listener stops: stopping first
+        // would let a loop between its check and its next accept call find the listener gone.
         await _stopping.CancelAsync();
-        _listener.Stop();
         await _acceptLoop.ConfigureAwait(false);
+        _listener.Stop();
         Task[] open;
         lock (_connectionsLock)
         {
