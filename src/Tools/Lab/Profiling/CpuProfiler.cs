@@ -132,7 +132,7 @@ internal static class CpuProfiler
 
     /// <summary>
     /// Reads the samples of a nettrace that a session with the sample profiler and the rundown wrote (this class's,
-    /// or <c>dotnet-trace</c>'s with <c>--profile cpu-sampling</c>) into a profile of <paramref name="processName"/>.
+    /// or <c>dotnet-trace</c>'s with <c>--profile dotnet-sampled-thread-time</c>) into a profile of <paramref name="processName"/>.
     /// </summary>
     public static CpuProfile Read(string traceFile, int processId, string processName, TimeSpan duration)
     {
