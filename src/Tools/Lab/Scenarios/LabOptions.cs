@@ -102,9 +102,7 @@ internal sealed record LabCalibration
     /// machine's: above what an unthrottled serial fan-out takes (A2: its nine exponential latencies stay under it
     /// but for about one invoice in three hundred), below what a throttled A1 takes once its 40 users share the 31
     /// queries/s its 900 RU/s allow, so A1's throughput falls while its users still rise, as the article's did.
-    /// At 2, A1 served 21–26 invoices/s (the article: 19), the more the smaller the scale, and A4's gain over it
-    /// fell to 2.3× at scale 0.13; at 1.5 it served 19–20/s on two cores but 15.6/s on one core's quota, where
-    /// a core's contention bunches its queries into more 429s and late answers; at 1.75 it serves 20–22.5/s on both.
+    /// Why 1.75 and not 2 or 1.5, with the figures measured at each: docs/lab.md, "The users' patience".
     /// </summary>
     public double InvoiceTimeoutMargin { get; init; } = 1.75;
 
