@@ -133,11 +133,23 @@ internal sealed class LabProcess : IDisposable
 
     /// <summary>
     /// The processes the lab started so far whose environment lacks <paramref name="assignment"/> (<c>NAME=value</c>);
-    /// the lab itself aside (it sets what its processes inherit), and those gone meanwhile.
+    /// the lab itself aside (it sets what its processes inherit), and those gone meanwhile. A process that still
+    /// shows the lab's own command line is a child the lab has forked but not yet exec'd: until its exec it
+    /// carries the lab's environment, not the one it was given, so it is left aside too (the lab never starts a
+    /// copy of itself). On a busy machine that window lasts long enough to be seen.
     /// </summary>
-    public IReadOnlyList<string> StartedWithout(string assignment) =>
-        [.. LeftoverIds(_marker).Where(pid => pid != _process.Id && EnvironmentOf(pid) is { Length: > 0 } variables && !variables.Contains(assignment))
-            .Select(pid => $"{pid}: {CommandLine(pid)}")];
+    public IReadOnlyList<string> StartedWithout(string assignment)
+    {
+        // The command line is read before the environment: once it differs from the lab's, the exec has happened
+        // and the environment read next is the process's own.
+        var lab = CommandLine(_process.Id);
+        return [.. LeftoverIds(_marker)
+            .Where(pid => pid != _process.Id)
+            .Select(pid => (pid, commandLine: CommandLine(pid)))
+            .Where(process => process.commandLine != lab
+                && EnvironmentOf(process.pid) is { Length: > 0 } variables && !variables.Contains(assignment))
+            .Select(process => $"{process.pid}: {process.commandLine}")];
+    }
 
     private static string[] EnvironmentOf(int pid)
     {
