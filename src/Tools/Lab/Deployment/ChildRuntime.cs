@@ -13,9 +13,11 @@ internal static class ChildRuntime
     /// load — longer on fewer cores, and longest in the processes with the fewest requests each — and a step or
     /// probe measured meanwhile counts it as its requests' CPU (on one core, twice a request's own). Recompiling
     /// after the first call instead leaves a burst at each start that one core does not work off in a minute.
-    /// The cost: the framework's precompiled code is never recompiled for this machine, so a request takes more
-    /// CPU than in a long-running pod (docs/benchmarks/capacity.md). The lab's processes live for a step; the
-    /// images keep the runtime's defaults.
+    /// The cost: the framework's and the SDKs' precompiled (ReadyToRun) code runs as shipped, never recompiled, so
+    /// a request takes more CPU than in a long-running pod. Not using it (<c>DOTNET_ReadyToRun=0</c>) compiles
+    /// everything here, optimised: a delivery message then took 28 % less CPU, but every start compiles what was
+    /// precompiled, and the lab's restarts made a whole quick run a minute and a half longer
+    /// (docs/benchmarks/capacity.md). The lab's processes live for a step; the images keep the runtime's defaults.
     /// Configuration files not watched: ASP.NET Core watches its content root — the directory the lab runs in,
     /// usually the repository, over a thousand directories — recursively for appsettings changes. Twenty processes
     /// each holding an inotify watch per directory exceed the 8,192 watches many Linux machines allow a user, and
