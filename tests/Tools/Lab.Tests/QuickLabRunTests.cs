@@ -226,8 +226,8 @@ public sealed class LabInterruptTests
         await WithLabStartingServicesAsync(async lab =>
         {
             Assert.NotEmpty(lab.Leftovers());
-            // What the lab measures is its processes' steady state: none recompiles hot code in the background, and
-            // none runs precompiled code made to start fast (ChildRuntime).
+            // Every process the lab starts inherits the runtime settings it sets (ChildRuntime): what the lab measures
+            // is its processes' steady state, none recompiling hot code in the background or watching files.
             foreach (var (name, value) in ChildRuntime.Variables)
             {
                 Assert.Empty(lab.StartedWithout($"{name}={value}"));

@@ -9,9 +9,11 @@ namespace DroneDelivery.Lab.Scenarios;
 /// article's — the RU/s provisioned, the users' arrival rates — and every
 /// delay of it 1/s times — Cosmos DB's and Service Bus's injected latencies, the users' patience — while counts
 /// (users, partitions, replicas, MaxConcurrentCalls, PrefetchCount), lock durations and each step's length stay
-/// as they are. (A lock need not grow with a message's handling: the Workflow renews the lock of a message it is
-/// handling, so the lock covers the message's wait in the prefetch buffer, which comes out the same at any scale.
-/// Lengthening it by what the scale adds to the handling made B4 lose far fewer locks at scale 0.1 than at 0.22.) (A cache's size stays too: B1's is full of the working set from the start.) Every ratio the articles report comes out the same at any scale (the share of calls throttled,
+/// as they are. (A cache's size stays too: B1's is full of the working set from the start. A lock need not grow
+/// with a message's handling: the Workflow renews the lock of a message it is handling, so the lock covers the
+/// message's wait in the prefetch buffer, which comes out the same at any scale; lengthened by what the scale adds
+/// to the handling, it made B4 lose far fewer locks at scale 0.1 than at 0.22.) Every ratio the articles report
+/// comes out the same at any scale (the share of calls throttled,
 /// RU and calls per operation, a backlog's wait against a lock, one step's throughput against another's), a rate
 /// measured here ÷ s and a latency × s are the article-equivalent figures, and the system's CPU per second is
 /// s times what it is at scale 1 — so the scale that fits the machine's CPU budget leaves the model, not the
