@@ -132,13 +132,13 @@ internal sealed class LabProcess : IDisposable
         [.. LeftoverIds(marker).Select(pid => $"{pid}: {CommandLine(pid)}")];
 
     /// <summary>
-    /// The processes the lab started so far whose environment lacks <paramref name="assignment"/> (<c>NAME=value</c>);
+    /// The processes the lab started so far whose environment lacks one of <paramref name="assignments"/> (<c>NAME=value</c>);
     /// the lab itself aside (it sets what its processes inherit), and those gone meanwhile. A process that still
     /// shows the lab's own command line is a child the lab has forked but not yet exec'd: until its exec it
     /// carries the lab's environment, not the one it was given, so it is left aside too (the lab never starts a
     /// copy of itself). On a busy machine that window lasts long enough to be seen.
     /// </summary>
-    public IReadOnlyList<string> StartedWithout(string assignment)
+    public IReadOnlyList<string> StartedWithout(IReadOnlyCollection<string> assignments)
     {
         // The command line is read before the environment: once it differs from the lab's, the exec has happened
         // and the environment read next is the process's own.
@@ -147,7 +147,7 @@ internal sealed class LabProcess : IDisposable
             .Where(pid => pid != _process.Id)
             .Select(pid => (pid, commandLine: CommandLine(pid)))
             .Where(process => process.commandLine != lab
-                && EnvironmentOf(process.pid) is { Length: > 0 } variables && !variables.Contains(assignment))
+                && EnvironmentOf(process.pid) is { Length: > 0 } variables && !assignments.All(variables.Contains))
             .Select(process => $"{process.pid}: {process.commandLine}")];
     }
 

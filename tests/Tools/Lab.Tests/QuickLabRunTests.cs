@@ -228,10 +228,7 @@ public sealed class LabInterruptTests
             Assert.NotEmpty(lab.Leftovers());
             // Every process the lab starts inherits the runtime settings it sets (ChildRuntime): what the lab measures
             // is its processes' steady state, none recompiling hot code in the background or watching files.
-            foreach (var (name, value) in ChildRuntime.Variables)
-            {
-                Assert.Empty(lab.StartedWithout($"{name}={value}"));
-            }
+            Assert.Empty(lab.StartedWithout([.. ChildRuntime.Variables.Select(v => $"{v.Key}={v.Value}")]));
 
             lab.Interrupt();
 

@@ -15,9 +15,9 @@ internal static class ChildRuntime
     /// after the first call instead leaves a burst at each start that one core does not work off in a minute.
     /// The cost: the framework's and the SDKs' precompiled (ReadyToRun) code runs as shipped, never recompiled, so
     /// a request takes more CPU than in a long-running pod. Not using it (<c>DOTNET_ReadyToRun=0</c>) compiles
-    /// everything here, optimised: a delivery message then took 28 % less CPU, but every start compiles what was
-    /// precompiled, and the lab's restarts made a whole quick run a minute and a half longer
-    /// (docs/benchmarks/capacity.md). The lab's processes live for a step; the images keep the runtime's defaults.
+    /// everything here, optimised, and saves a quarter of a request's CPU, but every start then compiles what was
+    /// precompiled, and the lab's restarts take the quick run past its time (the figures: docs/benchmarks/capacity.md,
+    /// "Precompiled code"). The lab's processes live for a step; the images keep the runtime's defaults.
     /// Configuration files not watched: ASP.NET Core watches its content root — the directory the lab runs in,
     /// usually the repository, over a thousand directories — recursively for appsettings changes. Twenty processes
     /// each holding an inotify watch per directory exceed the 8,192 watches many Linux machines allow a user, and
