@@ -20,15 +20,18 @@ public sealed class PipelineVerdictTests : IDisposable
     public void Dispose() => Directory.Delete(_chart, recursive: true);
 
     [Theory]
-    [InlineData(10, 100, true)]
-    [InlineData(9, 100, false)]
-    [InlineData(0, 0, false)]
-    public void B1_needs_out_of_memory_errors_for_a_tenth_of_the_deliveries(long oom, long outgoing, bool passed)
+    [InlineData(10, 100, true, "0.10 per delivery")]
+    [InlineData(9, 100, false, "0.09 per delivery")]
+    [InlineData(0, 0, false, "0.00 per delivery")]
+    [InlineData(21, 8, true, "21 OOM errors for 8 deliveries (2.63 per delivery)")] // retries: more errors than deliveries
+    public void B1_needs_a_tenth_of_an_out_of_memory_error_per_delivery(long oom, long outgoing, bool passed, string measured)
     {
         var verdict = Single(Verdicts(Step("B1", outgoing: outgoing, oom: oom)), "B1", "Delivery fails writes");
 
         Assert.Equal(passed, verdict.Passed);
         Assert.True(verdict.Required);
+        Assert.Contains("0.1 errors per delivery", verdict.Expectation, StringComparison.Ordinal);
+        Assert.Contains(measured, verdict.Measured, StringComparison.Ordinal);
     }
 
     [Theory]

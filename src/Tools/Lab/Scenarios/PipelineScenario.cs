@@ -274,11 +274,12 @@ internal sealed class PipelineScenario : LabScenario
         if (results.TryGetValue("B1", out var b1))
         {
             // Each message the workflow takes calls Delivery, which writes to the cache: with the cache full,
-            // a good share of those writes fail (the case study's Redis out-of-memory exceptions).
+            // a good share of those writes fail (the case study's Redis out-of-memory exceptions). A rate, not a
+            // share of deliveries: the Workflow's client retries a refused write, so one delivery can count several.
             var p = b1.Pipeline!;
-            var share = p.RedisOutOfMemoryErrors / (double)Math.Max(1, p.Outgoing);
-            verdicts.Add(new("B1", $"Delivery fails writes with Redis out-of-memory: errors for at least {B1OutOfMemoryShare:P0} of the deliveries to the workflow", p.RedisOutOfMemoryErrors > 0 && share >= B1OutOfMemoryShare,
-                Invariant($"{p.RedisOutOfMemoryErrors} OOM errors for {p.Outgoing} deliveries ({share:P0})")));
+            var perDelivery = p.RedisOutOfMemoryErrors / (double)Math.Max(1, p.Outgoing);
+            verdicts.Add(new("B1", Invariant($"Delivery fails writes with Redis out-of-memory: at least {B1OutOfMemoryPerDelivery:0.0#} errors per delivery to the workflow, retries included"), p.RedisOutOfMemoryErrors > 0 && perDelivery >= B1OutOfMemoryPerDelivery,
+                Invariant($"{p.RedisOutOfMemoryErrors} OOM errors for {p.Outgoing} deliveries ({perDelivery:0.00} per delivery)")));
         }
 
         if (results.TryGetValue("B2", out var b2))
@@ -337,8 +338,8 @@ internal sealed class PipelineScenario : LabScenario
         return verdicts;
     }
 
-    /// <summary>B1: Redis OOM errors per delivery of a message to the workflow.</summary>
-    internal const double B1OutOfMemoryShare = 0.10;
+    /// <summary>B1: Redis OOM errors per delivery of a message to the workflow, the Workflow's retries included.</summary>
+    internal const double B1OutOfMemoryPerDelivery = 0.10;
 
     /// <summary>B2: the case study saw incoming above 5× outgoing at the peak; over the whole load, at least 2×.</summary>
     internal const double B2IncomingOverCompleted = 2;
