@@ -14,7 +14,8 @@ internal static class RedisCommands
     /// Stores <paramref name="megabytes"/> MB of earlier deliveries (1 KB values that expire after an
     /// hour), pipelined in batches. It stands for the working set a long-running cache already holds,
     /// so a small maxmemory fills within a short lab step. Stops after the first batch Redis refuses
-    /// writes in (a full cache answers OOM), without error; returns the values stored.
+    /// writes in (a full cache answers OOM), without error, and leaves that cache over its limit by
+    /// <see cref="OverflowKilobytes"/> KB; returns the 1 KB values it holds.
     /// </summary>
     public static async Task<int> FillAsync(int port, int megabytes, CancellationToken cancellationToken)
     {
@@ -43,6 +44,8 @@ internal static class RedisCommands
             written += writes.Count(w => w.IsCompletedSuccessfully && w.Result);
             if (writes.Any(w => !w.IsCompletedSuccessfully))
             {
+                await OverflowAsync(redis, start + batch, value, cancellationToken).ConfigureAwait(false);
+                written += OverflowKilobytes;
                 break;
             }
         }
@@ -50,11 +53,42 @@ internal static class RedisCommands
         return written;
     }
 
+    /// <summary>How far past its limit <see cref="FillAsync"/> leaves a cache it filled: far more than a step frees.</summary>
+    private const int OverflowKilobytes = 4 * 1024;
+
+    /// <summary>
+    /// Redis checks its limit before each write, so a cache filled to just over it takes writes again as soon as
+    /// it frees a few kilobytes (idle clients' buffers shrink, a key expires): a step would see only some of its
+    /// writes refused, a smaller share the fewer it makes. The limit lifted for a moment, more of the working set
+    /// goes in, and the cache is left over its limit for good, as the case study's was (noeviction evicts nothing).
+    /// </summary>
+    private static async Task OverflowAsync(ConnectionMultiplexer redis, int next, RedisValue value, CancellationToken cancellationToken)
+    {
+        var server = Server(redis);
+        var limit = (await server.ConfigGetAsync("maxmemory").WaitAsync(cancellationToken).ConfigureAwait(false)).Single().Value;
+        await server.ConfigSetAsync("maxmemory", "0").WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var database = redis.GetDatabase();
+            await Task.WhenAll(Enumerable.Range(next, OverflowKilobytes).Select(i => database.StringSetAsync($"lab:working-set:{i}", value, TimeSpan.FromHours(1))))
+                .WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            await server.ConfigSetAsync("maxmemory", limit).ConfigureAwait(false);
+        }
+    }
+
     /// <summary>Redis' <c>used_memory</c> and <c>maxmemory</c>, in bytes (<c>INFO memory</c>).</summary>
     public static async Task<(long Used, long Max)> MemoryAsync(int port, CancellationToken cancellationToken)
     {
         await using var redis = await ConnectAsync(port).ConfigureAwait(false);
-        var info = await Server(redis).InfoAsync("memory").WaitAsync(cancellationToken).ConfigureAwait(false);
+        return await MemoryAsync(Server(redis), cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<(long Used, long Max)> MemoryAsync(IServer server, CancellationToken cancellationToken)
+    {
+        var info = await server.InfoAsync("memory").WaitAsync(cancellationToken).ConfigureAwait(false);
         var fields = info.SelectMany(section => section).ToDictionary(f => f.Key, f => f.Value, StringComparer.Ordinal);
         return (Bytes(fields, "used_memory"), Bytes(fields, "maxmemory"));
     }
