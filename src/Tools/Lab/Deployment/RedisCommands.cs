@@ -83,12 +83,7 @@ internal static class RedisCommands
     public static async Task<(long Used, long Max)> MemoryAsync(int port, CancellationToken cancellationToken)
     {
         await using var redis = await ConnectAsync(port).ConfigureAwait(false);
-        return await MemoryAsync(Server(redis), cancellationToken).ConfigureAwait(false);
-    }
-
-    private static async Task<(long Used, long Max)> MemoryAsync(IServer server, CancellationToken cancellationToken)
-    {
-        var info = await server.InfoAsync("memory").WaitAsync(cancellationToken).ConfigureAwait(false);
+        var info = await Server(redis).InfoAsync("memory").WaitAsync(cancellationToken).ConfigureAwait(false);
         var fields = info.SelectMany(section => section).ToDictionary(f => f.Key, f => f.Value, StringComparer.Ordinal);
         return (Bytes(fields, "used_memory"), Bytes(fields, "maxmemory"));
     }
