@@ -29,9 +29,7 @@ internal static class RedisCommands
         for (var start = 0; start < keys; start += batch)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            var writes = Enumerable.Range(start, Math.Min(batch, keys - start))
-                .Select(i => database.StringSetAsync($"lab:working-set:{i}", value, TimeSpan.FromHours(1)))
-                .ToList();
+            var writes = StoreWorkingSet(database, start, Math.Min(batch, keys - start), value);
             try
             {
                 await Task.WhenAll(writes).WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -69,15 +67,17 @@ internal static class RedisCommands
         await server.ConfigSetAsync("maxmemory", "0").WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            var database = redis.GetDatabase();
-            await Task.WhenAll(Enumerable.Range(next, OverflowKilobytes).Select(i => database.StringSetAsync($"lab:working-set:{i}", value, TimeSpan.FromHours(1))))
-                .WaitAsync(cancellationToken).ConfigureAwait(false);
+            await Task.WhenAll(StoreWorkingSet(redis.GetDatabase(), next, OverflowKilobytes, value)).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
         finally
         {
             await server.ConfigSetAsync("maxmemory", limit).ConfigureAwait(false);
         }
     }
+
+    /// <summary>Sends <paramref name="count"/> working-set values from key number <paramref name="first"/> on, pipelined; each expires after an hour.</summary>
+    private static List<Task<bool>> StoreWorkingSet(IDatabase database, int first, int count, RedisValue value) =>
+        [.. Enumerable.Range(first, count).Select(i => database.StringSetAsync($"lab:working-set:{i}", value, TimeSpan.FromHours(1)))];
 
     /// <summary>Redis' <c>used_memory</c> and <c>maxmemory</c>, in bytes (<c>INFO memory</c>).</summary>
     public static async Task<(long Used, long Max)> MemoryAsync(int port, CancellationToken cancellationToken)
