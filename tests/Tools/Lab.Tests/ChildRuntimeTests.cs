@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 using DroneDelivery.Lab.Deployment;
 using DroneDelivery.LocalProcesses;
@@ -55,6 +56,69 @@ public sealed class ChildRuntimeTests
         {
             directory.Delete(recursive: true);
         }
+    }
+
+    [Fact]
+    public async Task A_process_the_lab_starts_compiles_optimised_code_at_once_and_recompiles_only_its_hot_precompiled_code()
+    {
+        // The runtime's JIT names the tier of every method it compiles, one line each, as it compiles them.
+        var summary = Path.Combine(Path.GetTempPath(), $"child-runtime-jit-{Guid.NewGuid():N}.txt");
+        var variables = ChildRuntime.Variables.ToDictionary(v => v.Key, v => (string?)v.Value);
+        variables["DOTNET_JitDisasmSummary"] = "1";
+        variables["DOTNET_JitStdOutFile"] = summary;
+        try
+        {
+            await using var emulator = await LocalProcess.StartAsync(
+                LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", "0") with
+                {
+                    Environment = variables,
+                    IsReadyLine = line => line.StartsWith(ReadyLine, StringComparison.Ordinal),
+                });
+            using var http = new HttpClient { BaseAddress = new Uri(emulator.RecentOutput.Single(line => line.StartsWith(ReadyLine, StringComparison.Ordinal))[ReadyLine.Length..]) };
+
+            // Requests until the runtime has recompiled code that ran 30 times (the signal), or a bound that only a
+            // runtime which never recompiles reaches.
+            var bound = Stopwatch.StartNew();
+            string[] compiled;
+            do
+            {
+                for (var i = 0; i < 50; i++)
+                {
+                    using var response = await http.GetAsync(new Uri("/", UriKind.Relative));
+                }
+
+                compiled = await ReadSharedAsync(summary);
+            }
+            while (!compiled.Any(IsRecompiled) && bound.Elapsed < TimeSpan.FromMinutes(2));
+
+            // Tiered compilation on: hot precompiled code is recompiled, with other assemblies' code inlined.
+            Assert.Contains(compiled, IsRecompiled);
+
+            // Quick compilation off: nothing runs unoptimised first (by default over 500 methods by the time the
+            // emulator is ready), so nothing is compiled twice but the hot precompiled code.
+            Assert.DoesNotContain(compiled, line => line.Contains("[Tier0", StringComparison.Ordinal) || line.Contains("Instrumented", StringComparison.Ordinal) || line.Contains("[MinOpts", StringComparison.Ordinal));
+        }
+        finally
+        {
+            File.Delete(summary);
+        }
+
+        static bool IsRecompiled(string line) => line.Contains("[Tier1", StringComparison.Ordinal);
+    }
+
+    private const string ReadyLine = "Cosmos DB emulator ready on ";
+
+    /// <summary>The lines of a file another process is still writing.</summary>
+    private static async Task<string[]> ReadSharedAsync(string path)
+    {
+        if (!File.Exists(path))
+        {
+            return [];
+        }
+
+        await using var stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using var reader = new StreamReader(stream);
+        return (await reader.ReadToEndAsync()).Split('\n');
     }
 
     /// <summary>The inotify watches the started emulator holds once it is ready (Linux: its file descriptors' fdinfo).</summary>
