@@ -14,9 +14,9 @@ internal static class ChildRuntime
     /// fewest requests each — and a step or probe measured meanwhile counts it as its requests' CPU (on one core,
     /// twice a request's own). Tiered compilation stays on for the precompiled (ReadyToRun) code of the framework and
     /// the SDKs: it starts as shipped, and only what runs 30 times is recompiled, with the code of other assemblies
-    /// inlined, which precompiled code, compiled one assembly at a time, cannot have. That saves a fifth to a quarter
-    /// of a request's CPU for a short burst after the first requests, which the lab's wait for its system to come to
-    /// rest after each warm-up absorbs; with tiered compilation off the precompiled code ran as shipped for good, and
+    /// inlined, which precompiled code, compiled one assembly at a time, cannot have. That recompiling is a burst after
+    /// the first requests, which the lab's wait for its system to come to rest after each warm-up absorbs, and then
+    /// saves a sixth to a fifth of a request's CPU; with tiered compilation off the precompiled code ran as shipped, and
     /// compiling everything here instead (<c>DOTNET_ReadyToRun=0</c>) costs every start what was precompiled, past
     /// the quick run's time (the figures: docs/benchmarks/capacity.md, "Precompiled code").
     /// Configuration files not watched: ASP.NET Core watches its content root — the directory the lab runs in,
