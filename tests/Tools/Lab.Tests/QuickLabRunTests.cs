@@ -227,7 +227,7 @@ public sealed class LabInterruptTests
         {
             Assert.NotEmpty(lab.Leftovers());
             // Every process the lab starts inherits the runtime settings it sets (ChildRuntime): what the lab measures
-            // is its processes' steady state, none compiling every method twice in the background or watching files.
+            // is its processes' steady state, none recompiling hot code in the background or watching files.
             Assert.Empty(lab.StartedWithout([.. ChildRuntime.Variables.Select(v => $"{v.Key}={v.Value}")]));
 
             lab.Interrupt();

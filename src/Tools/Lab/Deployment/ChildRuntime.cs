@@ -7,18 +7,17 @@ namespace DroneDelivery.Lab.Deployment;
 internal static class ChildRuntime
 {
     /// <summary>
-    /// Workstation GC: dozens of processes share a few cores. Compiled once, optimised: with quick compilation off
-    /// (<c>TC_QuickJit</c>), a method without precompiled code is compiled optimised on its first call, never first
-    /// quickly and again after 30 calls; a dozen fresh processes would otherwise recompile every method they use, in
-    /// the background, for tens of seconds under load — longer on fewer cores, and longest in the processes with the
-    /// fewest requests each — and a step or probe measured meanwhile counts it as its requests' CPU (on one core,
-    /// twice a request's own). Tiered compilation stays on for the precompiled (ReadyToRun) code of the framework and
-    /// the SDKs: it starts as shipped, and only what runs 30 times is recompiled, with the code of other assemblies
-    /// inlined, which precompiled code, compiled one assembly at a time, cannot have. That recompiling is a burst after
-    /// the first requests, which the lab's wait for its system to come to rest after each warm-up absorbs, and then
-    /// saves a sixth to a fifth of a request's CPU; with tiered compilation off the precompiled code ran as shipped, and
-    /// compiling everything here instead (<c>DOTNET_ReadyToRun=0</c>) costs every start what was precompiled, past
-    /// the quick run's time (the figures: docs/benchmarks/capacity.md, "Precompiled code").
+    /// Workstation GC: dozens of processes share a few cores. Tiered compilation off: each method is compiled once,
+    /// optimised, on its first call. With it on, the runtime first compiles quickly and recompiles a method once it
+    /// has been called 30 times, in the background: in a dozen fresh processes that runs for tens of seconds under
+    /// load — longer on fewer cores, and longest in the processes with the fewest requests each — and a step or
+    /// probe measured meanwhile counts it as its requests' CPU (on one core, twice a request's own). Recompiling
+    /// after the first call instead leaves a burst at each start that one core does not work off in a minute.
+    /// The cost: the framework's and the SDKs' precompiled (ReadyToRun) code runs as shipped, never recompiled, so
+    /// a request takes more CPU than in a long-running pod. Not using it (<c>DOTNET_ReadyToRun=0</c>) compiles
+    /// everything here, optimised, and saves a quarter of a request's CPU, but every start then compiles what was
+    /// precompiled, and the lab's restarts take the quick run past its time (the figures: docs/benchmarks/capacity.md,
+    /// "Precompiled code"). The lab's processes live for a step; the images keep the runtime's defaults.
     /// Configuration files not watched: ASP.NET Core watches its content root — the directory the lab runs in,
     /// usually the repository, over a thousand directories — recursively for appsettings changes. Twenty processes
     /// each holding an inotify watch per directory exceed the 8,192 watches many Linux machines allow a user, and
@@ -27,8 +26,7 @@ internal static class ChildRuntime
     public static IReadOnlyDictionary<string, string> Variables { get; } = new Dictionary<string, string>(StringComparer.Ordinal)
     {
         ["DOTNET_gcServer"] = "0",
-        ["DOTNET_TieredCompilation"] = "1",
-        ["DOTNET_TC_QuickJit"] = "0",
+        ["DOTNET_TieredCompilation"] = "0",
         ["DOTNET_hostBuilder__reloadConfigOnChange"] = "false",
     };
 
