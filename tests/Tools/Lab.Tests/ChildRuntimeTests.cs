@@ -121,7 +121,7 @@ public sealed class ChildRuntimeTests
             {
                 WorkingDirectory = workingDirectory,
                 Environment = variables.ToDictionary(v => v.Key, v => (string?)v.Value),
-                IsReadyLine = line => line.StartsWith("Cosmos DB emulator ready", StringComparison.Ordinal),
+                IsReadyLine = line => line.StartsWith(ReadyLine, StringComparison.Ordinal),
             });
         var descriptors = $"/proc/{emulator.ProcessId.ToString(CultureInfo.InvariantCulture)}/fd";
         var watches = 0;
