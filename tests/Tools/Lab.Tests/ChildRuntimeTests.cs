@@ -68,12 +68,7 @@ public sealed class ChildRuntimeTests
         try
         {
             string[] compiled;
-            await using (var emulator = await LocalProcess.StartAsync(
-                LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", "0") with
-                {
-                    Environment = variables,
-                    IsReadyLine = line => line.StartsWith(ReadyLine, StringComparison.Ordinal),
-                }))
+            await using (var emulator = await StartEmulatorAsync(variables))
             {
                 // Past the 30 calls after which a tiered runtime recompiles a method: what serves requests
                 // here is what would be recompiled.
@@ -100,6 +95,16 @@ public sealed class ChildRuntimeTests
 
     private const string ReadyLine = "Cosmos DB emulator ready on ";
 
+    /// <summary>The Cosmos DB emulator (an ASP.NET Core host like every service) with these variables, once ready.</summary>
+    private static Task<LocalProcess> StartEmulatorAsync(IReadOnlyDictionary<string, string?> variables, string? workingDirectory = null) =>
+        LocalProcess.StartAsync(
+            LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", "0") with
+            {
+                WorkingDirectory = workingDirectory,
+                Environment = variables,
+                IsReadyLine = line => line.StartsWith(ReadyLine, StringComparison.Ordinal),
+            });
+
     /// <summary>The lines of a file another process is still writing.</summary>
     private static async Task<string[]> ReadSharedAsync(string path)
     {
@@ -116,13 +121,7 @@ public sealed class ChildRuntimeTests
     /// <summary>The inotify watches the started emulator holds once it is ready (Linux: its file descriptors' fdinfo).</summary>
     private static async Task<int> InotifyWatchesAsync(string workingDirectory, IReadOnlyDictionary<string, string> variables)
     {
-        await using var emulator = await LocalProcess.StartAsync(
-            LocalProcessSpec.ForProject("cosmos-emulator", "DroneDelivery.Emulators.CosmosDb", "--port", "0") with
-            {
-                WorkingDirectory = workingDirectory,
-                Environment = variables.ToDictionary(v => v.Key, v => (string?)v.Value),
-                IsReadyLine = line => line.StartsWith(ReadyLine, StringComparison.Ordinal),
-            });
+        await using var emulator = await StartEmulatorAsync(variables.ToDictionary(v => v.Key, v => (string?)v.Value), workingDirectory);
         var descriptors = $"/proc/{emulator.ProcessId.ToString(CultureInfo.InvariantCulture)}/fd";
         var watches = 0;
         foreach (var descriptor in Directory.EnumerateFileSystemEntries(descriptors))
