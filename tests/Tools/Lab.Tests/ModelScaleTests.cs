@@ -154,6 +154,31 @@ public sealed class ModelScaleTests
         Assert.Contains("of a quota on a 2-core machine", new CpuBudget(1, 0, 0.6, HardwareCores: 2).Describe(), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void A_second_that_stops_falling_above_the_resting_level_is_not_yet_rest()
+    {
+        // The seconds after a probe's first hold on one core, where 0.26 once passed for rest.
+        var settling = new ScaleSelection.Settling();
+
+        Assert.False(settling.Add(0.30));
+        Assert.False(settling.Add(0.26));
+        Assert.False(settling.Add(0.24));
+        Assert.False(settling.Add(0.08));
+        Assert.True(settling.Add(0.07));
+        Assert.Equal(0.07, settling.RestingCores, precision: 9);
+    }
+
+    [Fact]
+    public void The_rest_is_the_quietest_second_seen_not_the_last()
+    {
+        var settling = new ScaleSelection.Settling();
+
+        Assert.False(settling.Add(0.12));
+        Assert.False(settling.Add(0.05));
+        Assert.True(settling.Add(0.09));
+        Assert.Equal(0.05, settling.RestingCores, precision: 9);
+    }
+
     private static MachineProbe Probe(double cpuMsPerRequest, double idleCores, double otherCores = 0, int cores = 2, double? meanLatencyMs = null, double? modelLatencyMs = null) =>
         new("A1", 24, 300, 15, cores, otherCores, idleCores, cpuMsPerRequest, meanLatencyMs, modelLatencyMs);
 }

@@ -116,9 +116,8 @@ internal static class ScaleSelection
     /// <summary>
     /// After a warm-up, waits until the system's CPU stops falling: the runtime recompiles the code a warm-up made
     /// hot (tiered compilation) in the background for several seconds afterwards, a dozen processes' worth at once,
-    /// and a step or probe measured meanwhile would count that as its requests'. Settled when a second's CPU is
-    /// no lower than the second's before it (within 0.05 cores) and under <see cref="RestingCores"/>, or after
-    /// <see cref="SettleAtMost"/>. Returns the seconds waited and the last second's CPU.
+    /// and a step or probe measured meanwhile would count that as its requests'. Settled by <see cref="Settling"/>,
+    /// or after <see cref="SettleAtMost"/>. Returns the seconds waited and the system's CPU at rest.
     /// </summary>
     /// <remarks>
     /// The CPU measured is the system's own, so other processes on the machine do not hold it up.
@@ -127,30 +126,56 @@ internal static class ScaleSelection
     {
         var clock = Stopwatch.StartNew();
         var last = Reading.Take(deployment, clock);
-        double? previous = null;
-        var cores = 0.0;
+        var settling = new Settling();
         while (clock.Elapsed < SettleAtMost)
         {
             await Task.Delay(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
             var now = Reading.Take(deployment, clock);
-            cores = (now.Ours - last.Ours) / (now.Seconds - last.Seconds);
+            var settled = settling.Add((now.Ours - last.Ours) / (now.Seconds - last.Seconds));
             last = now;
-            if (previous is { } before && cores >= before - 0.05 && cores < RestingCores)
+            if (settled)
             {
                 break;
             }
-
-            previous = cores;
         }
 
-        return new Rest(clock.Elapsed.TotalSeconds, cores);
+        return new Rest(clock.Elapsed.TotalSeconds, settling.RestingCores);
     }
 
-    /// <summary>How long <see cref="SettleAsync"/> waited, and the system's CPU in its last second.</summary>
+    /// <summary>How long <see cref="SettleAsync"/> waited, and the system's CPU at rest (<see cref="Settling.RestingCores"/>).</summary>
     internal sealed record Rest(double Seconds, double RestingCores);
 
-    /// <summary>A system at rest takes less than this: a tenth of a core or two for timers, metrics and idle connections across its processes.</summary>
-    internal const double RestingCores = 0.3;
+    /// <summary>
+    /// The settling rule, one second of the system's CPU at a time: settled when a second is no lower than the one
+    /// before it (within 0.05 cores) and under <see cref="RestingCoresAtMost"/>.
+    /// </summary>
+    internal sealed class Settling
+    {
+        private double? previous;
+
+        /// <summary>
+        /// The system's CPU at rest: its quietest second so far. A second that is not falling may still be the
+        /// system working off what came before (a backlog, a collection); taken as rest, it would be subtracted from
+        /// a probe's requests, whose CPU would then seem less than it is and the scale chosen too large. Too
+        /// little rest subtracted only makes the chosen scale a little smaller.
+        /// </summary>
+        public double RestingCores { get; private set; }
+
+        /// <summary>Adds one second's CPU, in cores; true once settled.</summary>
+        public bool Add(double cores)
+        {
+            RestingCores = previous is null ? cores : Math.Min(RestingCores, cores);
+            var settled = previous is { } before && cores >= before - 0.05 && cores < RestingCoresAtMost;
+            previous = cores;
+            return settled;
+        }
+    }
+
+    /// <summary>
+    /// A system at rest takes less than this: a tenth of a core or so for timers, metrics and idle connections across
+    /// its processes (0.00–0.15 measured on one core and two).
+    /// </summary>
+    internal const double RestingCoresAtMost = 0.2;
 
     /// <summary>A bound on <see cref="SettleAsync"/> for a system that never comes to rest (a busy machine).</summary>
     internal static readonly TimeSpan SettleAtMost = TimeSpan.FromSeconds(20);
