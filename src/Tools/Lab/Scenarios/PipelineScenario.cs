@@ -348,9 +348,8 @@ internal sealed class PipelineScenario : LabScenario
     internal const double B3MaxGain = 1.5;
 
     /// <summary>
-    /// B4: redeliveries of expired locks make outgoing well above incoming (the case study: above it). About 1.7–1.9×
-    /// here, a little more at smaller model scales: the 5 s lock stays while each message's own processing takes
-    /// 1/scale as long, so a message that waited in the buffer loses its lock a little sooner.
+    /// B4: redeliveries of expired locks make outgoing well above incoming (the case study: above it). About 1.6–2.3×
+    /// here, a little more at smaller model scales, about 5 % apart from run to run (docs/lab.md).
     /// </summary>
     internal const double B4OutgoingOverIncoming = 1.3;
 
